@@ -1,0 +1,63 @@
+import Koa from 'koa';
+import type { ApiDeps } from './deps';
+import { errorMiddleware } from './http/errors';
+import { createHttpMetrics, type HttpMetrics } from './http/metrics';
+import { requestContext } from './http/request-context';
+import { buildRouter } from './http/router';
+import type { RouteSpec } from './http/route';
+import { buildOpenApi } from './openapi';
+import { routes } from './routes/index';
+import { opsRoutes } from './routes/ops.routes';
+import { defineRoute } from './http/route';
+import { AppError, NotFound } from '@opsi/core';
+
+/** Every route the app serves, operational and OpenAPI included. */
+export function allRoutes(metrics: HttpMetrics = createHttpMetrics()): RouteSpec[] {
+  const list: RouteSpec[] = [...routes, ...opsRoutes(metrics)];
+  list.push(
+    defineRoute({
+      method: 'GET',
+      path: '/api/v1/openapi.json',
+      auth: 'none',
+      summary: 'This OpenAPI document',
+      tags: ['service'],
+      handler: ({ deps }) => buildOpenApi(list, deps.revision),
+    }),
+  );
+  return list;
+}
+
+const SECURITY_HEADERS = {
+  'X-Content-Type-Options': 'nosniff',
+  'Referrer-Policy': 'no-referrer',
+  'X-Frame-Options': 'DENY',
+  'Content-Security-Policy':
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+};
+
+/** The Koa application: request context, errors as {detail}, routes, and {detail} 404/405 for the rest. */
+export function createApp(deps: ApiDeps) {
+  const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  app.silent = true; // errors are logged once, by the error middleware, with the request id
+  const metrics = createHttpMetrics();
+  const router = buildRouter(allRoutes(metrics), deps);
+  app.use(requestContext(deps.logger, metrics));
+  app.use(errorMiddleware);
+  app.use(async (ctx, next) => {
+    ctx.set(SECURITY_HEADERS);
+    await next();
+  });
+  app.use(async (ctx, next) => {
+    await next();
+    if (ctx.status === 404 && ctx.body == null) throw new NotFound(`No route for ${ctx.method} ${ctx.path}.`);
+  });
+  app.use(router.routes());
+  app.use(
+    router.allowedMethods({
+      throw: true,
+      methodNotAllowed: () => new AppError(405, 'Method not allowed on this path.'),
+      notImplemented: () => new AppError(501, 'Method not implemented.'),
+    }),
+  );
+  return app;
+}

@@ -1,0 +1,85 @@
+import Router from '@koa/router';
+import coBody from 'co-body';
+import type { Context } from 'koa';
+import { ZodError, type z } from 'zod';
+import { AppError, BadRequest, NotFound, UnsupportedMediaType } from '@opsi/core';
+import type { ApiDeps } from '../deps';
+import { LoginRedirect, assertOwnTenant, authenticate } from './authenticate';
+import { describeZodError } from './errors';
+import { Reply, type RouteSpec } from './route';
+
+function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, where: string, status: 400 | 404): T {
+  if (!schema) return value as T;
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  if (status === 404) throw new NotFound();
+  throw new BadRequest(describeZodError(result.error, where));
+}
+
+function hasBody(ctx: Context): boolean {
+  return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+}
+
+async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<unknown> {
+  if (!route.body) return undefined;
+  if (!hasBody(ctx)) return {};
+  const types = route.bodyTypes ?? ['json'];
+  if (types.includes('json') && ctx.is('application/json', '+json')) {
+    return coBody.json(ctx.req, { limit, strict: true });
+  }
+  if (types.includes('form') && ctx.is('application/x-www-form-urlencoded')) {
+    return coBody.form(ctx.req, { limit });
+  }
+  throw new UnsupportedMediaType(
+    `Send the body as ${types.map((t) => (t === 'json' ? 'application/json' : 'application/x-www-form-urlencoded')).join(' or ')}.`,
+  );
+}
+
+function serialize(body: unknown): unknown {
+  return JSON.parse(JSON.stringify(body));
+}
+
+/** Turns route declarations into router entries: authenticate, parse, call, validate, respond. */
+export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
+  const router = new Router();
+  const validateResponses = deps.config.NODE_ENV !== 'production';
+  for (const route of routes) {
+    router.register(route.path, [route.method], async (ctx: Context) => {
+      ctx.state.routePath = route.path;
+      let auth;
+      try {
+        auth = await authenticate(ctx, deps, route.auth);
+      } catch (e) {
+        if (e instanceof LoginRedirect) {
+          ctx.redirect(`/login?next=${encodeURIComponent(ctx.originalUrl)}`);
+          return;
+        }
+        throw e;
+      }
+      const rawBody = await readBody(ctx, route, deps.config.BODY_LIMIT_BYTES);
+      if (auth) assertOwnTenant(ctx, auth, rawBody);
+      const params = parsePart(route.params, ctx.params, 'path', 404);
+      const query = parsePart(route.query, ctx.query, 'query', 400);
+      const body = parsePart(route.body, rawBody, 'body', 400);
+      const result = await route.handler({ ctx, deps, auth: auth as never, params, query, body });
+      if (ctx.headerSent || ctx.respond === false) return; // the handler took over the response (SSE)
+      const out = result instanceof Reply ? result : new Reply(200, result);
+      ctx.status = out.status;
+      ctx.set(out.headers);
+      if (out.body !== undefined) ctx.body = out.body;
+      const schema = route.responses?.[out.status];
+      if (validateResponses && schema && 'safeParse' in schema && out.body !== undefined) {
+        const checked = (schema as z.ZodType).safeParse(serialize(out.body));
+        if (!checked.success) {
+          throw new AppError(
+            500,
+            `Response does not match its declared schema: ${describeZodError(checked.error, 'response')}`,
+          );
+        }
+      }
+    });
+  }
+  return router;
+}
+
+export { ZodError };

@@ -1,0 +1,39 @@
+import { loadConfig } from '@opsi/config';
+import { openDatabase } from '@opsi/db';
+import { createLogger } from '@opsi/logger';
+import { createRedis } from '@opsi/redis';
+import { resolveRevision } from './revision';
+import { startApi } from './server';
+
+// The API process on its own (many machines). It needs shared services: the embedded ones have a single
+// owner and live only in `npm start`.
+const config = loadConfig();
+const logger = createLogger(config, { app: 'api' });
+if (!config.DATABASE_URL || !config.REDIS_URL) {
+  logger.fatal('apps/api needs DATABASE_URL and REDIS_URL; on one machine without them, run `npm start`');
+  process.exit(2);
+}
+const database = await openDatabase(config, 'opsi-api');
+const redis = createRedis(config.REDIS_URL, 'command');
+redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+const api = await startApi({
+  config,
+  logger,
+  db: database.db,
+  redis,
+  revision: resolveRevision(config.REVISION),
+});
+logger.info({ url: api.url }, 'api listening');
+
+let stopping = false;
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, async () => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'api stopping');
+    await api.close();
+    redis.disconnect();
+    await database.close();
+    process.exit(0);
+  });
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { ErrorBody, TierRestrictedBody } from '@opsi/contracts';
+import type { RouteSpec } from './http/route';
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK',
+  201: 'Created',
+  202: 'Accepted',
+  204: 'No content',
+  400: 'Invalid request ({detail} names the failing fields)',
+  401: 'Missing, malformed, unknown, expired or revoked credential',
+  402: 'Feature gated by the tenant plan',
+  403: 'Valid credential without the right: scope, tenant, or CSRF',
+  404: 'No such resource in the caller’s tenant',
+  409: 'Refused state change',
+  413: 'Request body too large',
+  415: 'Unsupported body content type',
+  429: 'Daily agent budget exhausted (Retry-After: seconds to 00:00 UTC)',
+  503: 'A dependency is unavailable',
+};
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
+  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Record<
+    string,
+    unknown
+  >;
+  delete out.$schema;
+  return out;
+}
+
+const SECURITY: Record<string, Array<Record<string, string[]>>> = {
+  none: [],
+  read: [{ bearer: ['read'] }],
+  read_write: [{ bearer: ['read_write'] }],
+  session: [{ session: [] }],
+  session_or_read_write: [{ session: [] }, { bearer: ['read_write'] }],
+};
+
+/** The OpenAPI 3.1 document, built from the same route declarations that serve requests. */
+export function buildOpenApi(routes: RouteSpec[], revision: string) {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const route of routes) {
+    if (route.internal || route.auth === 'page') continue;
+    const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const parameters: unknown[] = [];
+    const addParams = (schema: z.ZodType | undefined, where: 'path' | 'query') => {
+      if (!schema || !(schema instanceof z.ZodObject)) return;
+      for (const [name, field] of Object.entries(schema.shape as Record<string, z.ZodType>)) {
+        parameters.push({
+          name,
+          in: where,
+          required: where === 'path' || !field.safeParse(undefined).success,
+          schema: jsonSchema(field, 'input'),
+        });
+      }
+    };
+    addParams(route.params, 'path');
+    addParams(route.query, 'query');
+    const responses: Record<string, unknown> = {};
+    for (const [status, schema] of Object.entries(route.responses ?? { 200: null })) {
+      const description = STATUS_TEXT[Number(status)] ?? 'Response';
+      if (schema && 'safeParse' in schema) {
+        responses[status] = {
+          description,
+          content: { 'application/json': { schema: jsonSchema(schema as z.ZodType, 'output') } },
+        };
+      } else if (schema && 'sse' in schema) {
+        responses[status] = { description, content: { 'text/event-stream': { schema: { type: 'string' } } } };
+      } else {
+        responses[status] = { description };
+      }
+    }
+    const errorStatuses = new Set([...(route.errors ?? []), ...(route.auth === 'none' ? [] : [401, 403])]);
+    if (route.params) errorStatuses.add(404);
+    for (const status of [...errorStatuses].sort()) {
+      const schema = status === 402 ? TierRestrictedBody : ErrorBody;
+      responses[status] = {
+        description: STATUS_TEXT[status] ?? 'Error',
+        content: { 'application/json': { schema: jsonSchema(schema, 'output') } },
+      };
+    }
+    const operation: Record<string, unknown> = {
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: route.tags ?? [],
+      security: SECURITY[route.auth] ?? [],
+      ...(parameters.length ? { parameters } : {}),
+      responses,
+    };
+    if (route.body) {
+      const types = route.bodyTypes ?? ['json'];
+      const schema = jsonSchema(route.body, 'input');
+      operation.requestBody = {
+        required: true,
+        content: Object.fromEntries(
+          types.map((t) => [
+            t === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
+            { schema },
+          ]),
+        ),
+      };
+    }
+    (paths[path] ??= {})[route.method.toLowerCase()] = operation;
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Operations Intelligence Service API',
+      version: 'v1',
+      description:
+        'Every error body is {detail} (402: {error, message, upgrade_required}). Every response carries x-request-id. See docs/api.md for the decisions behind each shape.',
+      'x-revision': revision,
+    },
+    servers: [{ url: '/' }],
+    components: {
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token opsi_<43 chars>' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'opsi_session',
+          description: 'Browser session from POST /auth/login; non-GET requests also need X-CSRF-Token',
+        },
+      },
+    },
+    paths,
+  };
+}

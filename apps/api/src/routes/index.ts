@@ -1,0 +1,15 @@
+import type { RouteSpec } from '../http/route';
+import { authRoutes } from './auth.routes';
+import { organizationRoutes } from './organization.routes';
+import { pageRoutes } from './pages.routes';
+import { serviceRoutes } from './service.routes';
+import { tokenRoutes } from './tokens.routes';
+
+/** Every API and page route; operational routes are added by the app (they need its metrics). */
+export const routes: RouteSpec[] = [
+  ...serviceRoutes,
+  ...tokenRoutes,
+  ...organizationRoutes,
+  ...authRoutes,
+  ...pageRoutes,
+];

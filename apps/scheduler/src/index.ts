@@ -1,0 +1,1 @@
+export { startScheduler, type RunningScheduler, type SchedulerDeps } from './scheduler';

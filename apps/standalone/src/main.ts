@@ -1,0 +1,103 @@
+import { startApi, resolveRevision } from '@opsi/api';
+import { ConfigError, loadConfig } from '@opsi/config';
+import { DEMO_EMAIL, DEMO_PASSWORD, ensureDemoTenant, findLiveUserByEmail } from '@opsi/core';
+import { EmbeddedDatabaseBusyError, migrateToLatest, openDatabase } from '@opsi/db';
+import { createLogger } from '@opsi/logger';
+import { createRedis, startEmbeddedRedis } from '@opsi/redis';
+import { startScheduler } from '@opsi/scheduler';
+import { startWorker } from '@opsi/worker';
+
+// `npm start`: the whole service in one process for a single machine. With DATABASE_URL / REDIS_URL
+// unset it runs embedded Postgres (PGlite under DATA_DIR) and an in-process Redis-compatible server,
+// both loaded only in that mode. It is the one app that composes the others.
+
+let config;
+try {
+  config = loadConfig();
+} catch (e) {
+  console.error(e instanceof ConfigError ? e.message : e);
+  process.exit(2);
+}
+const logger = createLogger(config, { app: 'standalone' });
+
+const embeddedRedis = config.REDIS_URL ? undefined : await startEmbeddedRedis();
+const redisUrl = config.REDIS_URL ?? embeddedRedis!.url;
+if (embeddedRedis) {
+  logger.warn(
+    'REDIS_URL is not set: running an embedded, in-memory Redis-compatible server (js-redis-server). ' +
+      'It is for trying the service: queue state and run streams vanish when the process stops, and it is slow under load.',
+  );
+}
+
+let database;
+try {
+  database = await openDatabase(config, 'opsi-standalone');
+} catch (e) {
+  if (e instanceof EmbeddedDatabaseBusyError) {
+    logger.fatal(e.message);
+    await embeddedRedis?.close();
+    process.exit(2);
+  }
+  throw e;
+}
+if (database.kind === 'pglite')
+  logger.warn({ dir: config.DATA_DIR }, 'DATABASE_URL is not set: using embedded Postgres (PGlite)');
+
+const applied = await migrateToLatest(database.db);
+if (applied.length) logger.info({ applied }, 'migrations applied');
+
+let demo: Awaited<ReturnType<typeof ensureDemoTenant>> | undefined;
+if (config.DEMO_SEED) {
+  const seeded = await database.db
+    .selectFrom('service_meta')
+    .select('key')
+    .where('key', '=', 'demo_seeded')
+    .executeTakeFirst();
+  if (!seeded) {
+    demo = await ensureDemoTenant(database.db);
+    await database.db
+      .insertInto('service_meta')
+      .values({ key: 'demo_seeded', value: JSON.stringify({ at: new Date().toISOString() }) })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    logger.info({ tenant: demo.tenant.slug }, 'demo tenant seeded');
+  }
+}
+
+const redis = createRedis(redisUrl, 'command');
+redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+const revision = resolveRevision(config.REVISION);
+const api = await startApi({ config, logger, db: database.db, redis, revision });
+const worker = await startWorker({ config, logger, db: database.db, redisUrl });
+const scheduler = await startScheduler({ config, logger, db: database.db, redisUrl });
+
+const url = config.PUBLIC_URL ?? api.url;
+const demoUser = await findLiveUserByEmail(database.db, DEMO_EMAIL);
+const banner = [`  opsi is running at ${url}  (revision ${revision})`];
+if (demoUser) banner.push(`  Sign in at ${url}/login as ${DEMO_EMAIL} / ${DEMO_PASSWORD}`);
+if (database.kind === 'pglite' || embeddedRedis) {
+  banner.push('  Trial mode: embedded services. Set DATABASE_URL and REDIS_URL for real ones (see README).');
+}
+process.stdout.write(`\n${banner.join('\n')}\n\n`);
+
+let stopping = false;
+async function stop(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info({ signal }, 'stopping');
+  // Never hang: whatever has not closed after the bound is cut.
+  const deadline = setTimeout(() => {
+    logger.error('shutdown took too long; exiting');
+    process.exit(1);
+  }, 20_000).unref();
+  await api.close();
+  await worker.close();
+  await scheduler.close();
+  redis.disconnect();
+  await database!.close();
+  await embeddedRedis?.close();
+  clearTimeout(deadline);
+  process.exit(0);
+}
+process.once('SIGTERM', () => void stop('SIGTERM'));
+process.once('SIGINT', () => void stop('SIGINT'));

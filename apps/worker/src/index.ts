@@ -1,0 +1,1 @@
+export { startWorker, type RunningWorker, type WorkerDeps } from './worker';

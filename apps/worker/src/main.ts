@@ -1,0 +1,20 @@
+import { loadConfig } from '@opsi/config';
+import { openDatabase } from '@opsi/db';
+import { createLogger } from '@opsi/logger';
+import { startWorker } from './worker';
+
+const config = loadConfig();
+const logger = createLogger(config, { app: 'worker' });
+if (!config.DATABASE_URL || !config.REDIS_URL) {
+  logger.fatal('apps/worker needs DATABASE_URL and REDIS_URL; on one machine without them, run `npm start`');
+  process.exit(2);
+}
+const database = await openDatabase(config, 'opsi-worker');
+const worker = await startWorker({ config, logger, db: database.db, redisUrl: config.REDIS_URL });
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.once(signal, async () => {
+    await worker.close();
+    await database.close();
+    process.exit(0);
+  });
+}

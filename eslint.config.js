@@ -1,0 +1,85 @@
+import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['**/node_modules/**', '.data/**', '.turbo/**', 'coverage/**', 'docs/openapi.json'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+      'no-console': ['error', { allow: ['error', 'warn'] }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' },
+      ],
+    },
+  },
+  {
+    // Imports flow one way: apps → packages. Packages never import apps, and no deep imports.
+    files: ['packages/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '@opsi/api',
+                '@opsi/worker',
+                '@opsi/scheduler',
+                '@opsi/admin',
+                '@opsi/standalone',
+                '@opsi/cli',
+              ],
+              message: 'Packages never import apps.',
+            },
+            {
+              group: ['@opsi/*/src/*', '../../apps/*', '../../../apps/*'],
+              message: 'No deep imports: use the package entry.',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    // Apps never import each other; the standalone launcher is the one composition root for npm start.
+    files: ['apps/**/*.ts'],
+    ignores: ['apps/standalone/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@opsi/api', '@opsi/worker', '@opsi/scheduler', '@opsi/admin', '@opsi/standalone'],
+              message: 'Apps never import each other.',
+            },
+            { group: ['@opsi/*/src/*'], message: 'No deep imports: use the package entry.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.config.ts', '**/*.config.js', 'vitest.*.ts', 'test/support/**/*.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    // Operator-facing command-line programs print to the console by design.
+    files: [
+      'apps/admin/**/*.ts',
+      'apps/*/src/*.cli.ts',
+      'packages/*/src/*.cli.ts',
+      'bench/**/*.ts',
+      'test/**/*.ts',
+    ],
+    rules: { 'no-console': 'off' },
+  },
+  prettier,
+);

@@ -1,0 +1,23 @@
+import { z } from 'zod';
+
+/** Every error the API answers, but the 402 below. */
+export const ErrorBody = z.object({ detail: z.string() }).meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+/** The contract's 402 for features gated by the tenant's plan. */
+export const TierRestrictedBody = z
+  .object({ error: z.literal('tier_restricted'), message: z.string(), upgrade_required: z.literal(true) })
+  .meta({ id: 'TierRestricted' });
+
+export const Uuid = z.uuid();
+export const IdParams = z.object({ id: z.string().min(1).max(200) });
+export type IdParams = z.infer<typeof IdParams>;
+
+export const Timestamp = z.iso.datetime({ offset: true });
+
+export const SuccessResponse = z.object({ success: z.literal(true) });
+
+export const VersionResponse = z
+  .object({ service: z.string(), api_version: z.literal('v1'), revision: z.string() })
+  .meta({ id: 'Version' });
+export type VersionResponse = z.infer<typeof VersionResponse>;

@@ -1,0 +1,5 @@
+export * from './client';
+export * from './migrate';
+export * from './types';
+export { sql } from 'kysely';
+export type { Transaction, Kysely, Selectable } from 'kysely';

@@ -1,0 +1,16 @@
+import { loadConfig } from '@opsi/config';
+import { openDatabase } from './client';
+import { migrateToLatest } from './migrate';
+
+// `npm run db:migrate`: applies pending migrations to DATABASE_URL (or the embedded database).
+const config = loadConfig();
+const handle = await openDatabase(config, 'opsi-migrate');
+try {
+  const applied = await migrateToLatest(handle.db);
+  console.log(applied.length ? `applied: ${applied.join(', ')}` : 'database is up to date');
+} catch (e) {
+  console.error((e as Error).message);
+  process.exitCode = 1;
+} finally {
+  await handle.close();
+}

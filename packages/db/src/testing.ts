@@ -1,0 +1,83 @@
+import { createHash, randomBytes } from 'node:crypto';
+import pg from 'pg';
+import { loadConfig } from '@opsi/config';
+import { createPostgresDatabase, type DatabaseHandle } from './client';
+import { migrateToLatest } from './migrate';
+import { migrations } from './migrations/index';
+
+const TEST_DB_PREFIX = 'opsi_t_';
+
+/** The Postgres server tests use: DATABASE_URL, or this machine's local Postgres. */
+export function testServerUrl(): string {
+  return loadConfig(process.env).DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+}
+
+function urlFor(database: string): string {
+  const url = new URL(testServerUrl());
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The template's name changes whenever the migrations do, so a stale template is never cloned. */
+export function templateDatabaseName(): string {
+  const digest = createHash('sha256').update(Object.keys(migrations).join('\n')).digest('hex').slice(0, 12);
+  return `opsi_tpl_${digest}`;
+}
+
+async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: testServerUrl() });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Global setup: builds the migrated template once and drops databases left by earlier runs. */
+export async function prepareTemplateDatabase(): Promise<string> {
+  const template = templateDatabaseName();
+  await withAdmin(async (admin) => {
+    const stale = await admin.query<{ datname: string }>(
+      `select datname from pg_database where datname like $1 or (datname like 'opsi_tpl_%' and datname <> $2)`,
+      [`${TEST_DB_PREFIX}%`, template],
+    );
+    for (const { datname } of stale.rows)
+      await admin.query(`drop database if exists "${datname}" with (force)`);
+    const exists = await admin.query('select 1 from pg_database where datname = $1', [template]);
+    if (exists.rowCount) return;
+    const building = `${template}_build_${randomBytes(3).toString('hex')}`;
+    await admin.query(`create database "${building}"`);
+    const handle = createPostgresDatabase(urlFor(building), { max: 1 });
+    try {
+      await migrateToLatest(handle.db);
+    } finally {
+      await handle.close();
+    }
+    // Renamed only once complete, so a crash mid-build never leaves a half-migrated template.
+    await admin.query(`alter database "${building}" rename to "${template}"`);
+  });
+  return template;
+}
+
+export interface TestDatabase extends DatabaseHandle {
+  name: string;
+  url: string;
+}
+
+/** A fresh database cloned from the migrated template: one per test file. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const name = `${TEST_DB_PREFIX}${randomBytes(6).toString('hex')}`;
+  await withAdmin((admin) => admin.query(`create database "${name}" template "${templateDatabaseName()}"`));
+  const url = urlFor(name);
+  const handle = createPostgresDatabase(url, { max: 5, applicationName: 'opsi-test' });
+  return {
+    ...handle,
+    name,
+    url,
+    async close() {
+      await handle.close();
+      await withAdmin((admin) => admin.query(`drop database if exists "${name}" with (force)`));
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** A timestamptz column: read as Date, written as Date or ISO string, defaulted by Postgres. */
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type NullableTimestamp = ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+type Json<T> = ColumnType<T, string, string>;
+
+export type Tier = 'free' | 'team' | 'enterprise';
+export type Role = 'owner' | 'admin' | 'member' | 'viewer';
+export type TokenScope = 'read' | 'read_write';
+
+export interface TenantsTable {
+  id: Generated<string>;
+  slug: string;
+  name: string;
+  tier: ColumnType<Tier, Tier | undefined, Tier>;
+  timezone: ColumnType<string, string | undefined, string>;
+  daily_agent_budget: ColumnType<number, number | undefined, number>;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface UsersTable {
+  id: Generated<string>;
+  tenant_id: string;
+  email: string;
+  name: string;
+  password_hash: string;
+  role: ColumnType<Role, Role | undefined, Role>;
+  created_at: CreatedAt;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ApiTokensTable {
+  id: Generated<string>;
+  tenant_id: string;
+  user_id: string;
+  name: string;
+  scope: TokenScope;
+  token_hash: string;
+  token_hint: string;
+  created_at: CreatedAt;
+  expires_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+  revoked_at: NullableTimestamp;
+}
+
+export interface BrowserSessionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  user_id: string;
+  secret_hash: string;
+  csrf_token: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  ended_at: NullableTimestamp;
+}
+
+export interface AuditActor {
+  type: 'user' | 'operator' | 'system';
+  id: string | null;
+  email?: string | null;
+  token_id?: string | null;
+}
+
+export interface AuditLogTable {
+  id: Generated<string>;
+  tenant_id: string;
+  seq: number;
+  at: Timestamp;
+  actor: Json<AuditActor>;
+  action: string;
+  target_type: string;
+  target_id: string | null;
+  details: Json<Record<string, unknown>>;
+  prev_hash: string;
+  hash: string;
+}
+
+export interface ServiceMetaTable {
+  key: string;
+  value: Json<unknown>;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+/** Every table the service owns, as Kysely sees it. */
+export interface Database {
+  tenants: TenantsTable;
+  users: UsersTable;
+  api_tokens: ApiTokensTable;
+  browser_sessions: BrowserSessionsTable;
+  audit_log: AuditLogTable;
+  service_meta: ServiceMetaTable;
+}
+
+export type Tenant = Selectable<TenantsTable>;
+export type NewTenant = Insertable<TenantsTable>;
+export type TenantUpdate = Updateable<TenantsTable>;
+export type User = Selectable<UsersTable>;
+export type ApiToken = Selectable<ApiTokensTable>;
+export type BrowserSession = Selectable<BrowserSessionsTable>;
+export type AuditEntry = Selectable<AuditLogTable>;

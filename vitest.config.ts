@@ -1,0 +1,36 @@
+import { defineConfig } from 'vitest/config';
+
+const shared = { globalSetup: ['./vitest.global-setup.ts'], testTimeout: 30_000, hookTimeout: 60_000 };
+
+export default defineConfig({
+  test: {
+    reporters: ['default', './test/support/summary-reporter.ts'],
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts'],
+          exclude: ['**/*.int.test.ts', '**/node_modules/**'],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'integration',
+          include: ['packages/*/src/**/*.int.test.ts', 'apps/*/src/**/*.int.test.ts'],
+        },
+      },
+      {
+        test: {
+          ...shared,
+          name: 'e2e',
+          include: ['test/**/*.e2e.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          // End-to-end files start whole services; two at a time keeps a 2-core machine responsive.
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});

@@ -1,0 +1,5 @@
+import { prepareTemplateDatabase } from '@opsi/db/testing';
+
+export default async function setup() {
+  await prepareTemplateDatabase();
+}
