@@ -31,6 +31,16 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        test: {
+          ...shared,
+          name: 'browser',
+          include: ['test/browser/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 180_000,
+          maxWorkers: 1,
+        },
+      },
     ],
   },
 });

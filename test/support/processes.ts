@@ -1,0 +1,112 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root, where `npm start` and `npm run admin` run. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as { port: number };
+  server.close();
+  await once(server, 'close');
+  return port;
+}
+
+/**
+ * The environment a child process gets: this one's, less the settings that would point it elsewhere
+ * (so an embedded-mode test is embedded even where DATABASE_URL or REDIS_URL is set), plus `env`.
+ */
+export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const base = { ...process.env };
+  for (const key of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'REDIS_PREFIX', 'NODE_ENV']) {
+    delete base[key];
+  }
+  const merged: NodeJS.ProcessEnv = { ...base };
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged[k] = v;
+  return merged;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; answers the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
+
+/**
+ * Starts an app entry point (default: apps/standalone, what `npm start` runs) as a real process and
+ * waits until GET /readyz answers 200.
+ */
+export async function startService(
+  env: Record<string, string | undefined>,
+  opts: { entry?: string; readyTimeoutMs?: number } = {},
+): Promise<ServiceProcess> {
+  const port = Number(env.PORT ?? (await freePort()));
+  const child = spawn(TSX, [opts.entry ?? 'apps/standalone/src/main.ts'], {
+    cwd: REPO_ROOT,
+    env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout!.on('data', (d) => (output += String(d)));
+  child.stderr!.on('data', (d) => (output += String(d)));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode} before ready:\n${output}`);
+    try {
+      const res = await fetch(`${url}/readyz`);
+      if (res.status === 200) break;
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(`service not ready within the bound:\n${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    child,
+    url,
+    output: () => output,
+    async stop(graceMs = 20_000) {
+      if (child.exitCode !== null) return child.exitCode;
+      const exited = once(child, 'exit');
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const [code] = (await exited) as [number | null];
+      clearTimeout(timer);
+      return code;
+    },
+  };
+}
+
+/** Runs `npm run admin -- <args> --json` as the operator would; answers the exit code and parsed JSON. */
+export async function runAdmin(args: string[], env: Record<string, string | undefined>) {
+  const child = spawn(TSX, ['apps/admin/src/main.ts', ...args, '--json'], {
+    cwd: REPO_ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += String(d)));
+  child.stderr!.on('data', (d) => (stderr += String(d)));
+  const [code] = (await once(child, 'exit')) as [number | null];
+  let json: Record<string, any> | undefined;
+  try {
+    json = JSON.parse(stdout.trim().split('\n').pop() ?? '');
+  } catch {
+    json = undefined;
+  }
+  return { code, json, stdout, stderr };
+}
