@@ -101,7 +101,11 @@ export async function createTenantWithUser(
 }
 
 /** A second user in an existing tenant. */
-export async function addUser(t: Pick<TestContext, 'db'>, member: TestMember, role: Role = 'member'): Promise<TestMember> {
+export async function addUser(
+  t: Pick<TestContext, 'db'>,
+  member: TestMember,
+  role: Role = 'member',
+): Promise<TestMember> {
   const password = `pw-${randomBytes(6).toString('hex')}`;
   const user = await createUser(t.db, {
     tenantSlug: member.tenant.slug,
@@ -109,7 +113,11 @@ export async function addUser(t: Pick<TestContext, 'db'>, member: TestMember, ro
     password,
     role,
   });
-  return { tenant: member.tenant, user: { id: user.id, email: user.email, name: user.name, role: user.role }, password };
+  return {
+    tenant: member.tenant,
+    user: { id: user.id, email: user.email, name: user.name, role: user.role },
+    password,
+  };
 }
 
 /**

@@ -23,7 +23,16 @@ export async function freePort(): Promise<number> {
  */
 export function childEnv(env: Record<string, string | undefined>): NodeJS.ProcessEnv {
   const base = { ...process.env };
-  for (const key of ['DATABASE_URL', 'REDIS_URL', 'PORT', 'HOST', 'DATA_DIR', 'PUBLIC_URL', 'REDIS_PREFIX', 'NODE_ENV']) {
+  for (const key of [
+    'DATABASE_URL',
+    'REDIS_URL',
+    'PORT',
+    'HOST',
+    'DATA_DIR',
+    'PUBLIC_URL',
+    'REDIS_PREFIX',
+    'NODE_ENV',
+  ]) {
     delete base[key];
   }
   const merged: NodeJS.ProcessEnv = { ...base };
@@ -61,7 +70,8 @@ export async function startService(
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`service exited with ${child.exitCode} before ready:\n${output}`);
+    if (child.exitCode !== null)
+      throw new Error(`service exited with ${child.exitCode} before ready:\n${output}`);
     try {
       const res = await fetch(`${url}/readyz`);
       if (res.status === 200) break;

@@ -9,7 +9,7 @@ import { buildOpenApi } from './openapi';
 import { routes } from './routes/index';
 import { opsRoutes } from './routes/ops.routes';
 import { defineRoute } from './http/route';
-import { AppError, NotFound } from '@opsi/core';
+import { NotFound } from '@opsi/core';
 
 /** Every route the app serves, operational and OpenAPI included. */
 export function allRoutes(metrics: HttpMetrics = createHttpMetrics()): RouteSpec[] {
@@ -49,15 +49,14 @@ export function createApp(deps: ApiDeps) {
   });
   app.use(async (ctx, next) => {
     await next();
-    if (ctx.status === 404 && ctx.body == null) throw new NotFound(`No route for ${ctx.method} ${ctx.path}.`);
+    if (ctx.body != null) return;
+    // What the router answered without a body: unknown path (404), or a known path with another method
+    // (405, with the router's Allow header kept) or an unknown method (501).
+    if (ctx.status === 404) throw new NotFound(`No route for ${ctx.method} ${ctx.path}.`);
+    if (ctx.status === 405) ctx.body = { detail: `Method ${ctx.method} is not allowed on ${ctx.path}.` };
+    if (ctx.status === 501) ctx.body = { detail: `Method ${ctx.method} is not implemented.` };
   });
   app.use(router.routes());
-  app.use(
-    router.allowedMethods({
-      throw: true,
-      methodNotAllowed: () => new AppError(405, 'Method not allowed on this path.'),
-      notImplemented: () => new AppError(501, 'Method not implemented.'),
-    }),
-  );
+  app.use(router.allowedMethods());
   return app;
 }

@@ -5,9 +5,9 @@ export const APP_CSS = `
 :root { --fg: #1d2330; --muted: #5b6475; --line: #dfe3ea; --bg: #f6f7f9; --accent: #2456d8; --danger: #b42318; --ok: #067647; }
 * { box-sizing: border-box; }
 body { margin: 0; font: 15px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
-.bar { display: flex; align-items: center; justify-content: space-between; padding: 12px 24px; background: #fff; border-bottom: 1px solid var(--line); }
+.bar { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center; justify-content: space-between; padding: 12px 24px; background: #fff; border-bottom: 1px solid var(--line); }
 .brand { font-weight: 700; font-size: 18px; color: var(--fg); text-decoration: none; letter-spacing: .02em; }
-nav { display: flex; gap: 16px; align-items: center; }
+nav { display: flex; flex-wrap: wrap; gap: 4px 16px; align-items: center; }
 nav a { color: var(--accent); text-decoration: none; }
 .who { color: var(--muted); }
 main { max-width: 980px; margin: 32px auto; padding: 0 24px; }
@@ -17,12 +17,14 @@ p.lead { color: var(--muted); margin: 0 0 24px; }
 .card h2 { font-size: 16px; margin: 0 0 12px; }
 form.inline { display: flex; flex-wrap: wrap; gap: 12px; align-items: flex-end; }
 label { display: flex; flex-direction: column; gap: 4px; font-size: 13px; color: var(--muted); }
-input, select { font: inherit; padding: 7px 10px; border: 1px solid var(--line); border-radius: 6px; background: #fff; color: var(--fg); min-width: 160px; }
+input, select { font: inherit; height: 38px; padding: 0 10px; border: 1px solid var(--line); border-radius: 6px; background: #fff; color: var(--fg); min-width: 160px; }
 button { font: inherit; padding: 8px 14px; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button.secondary { background: #fff; color: var(--accent); }
 button.danger { background: #fff; color: var(--danger); border-color: #f0c4c0; padding: 4px 10px; }
 button.link { background: none; border: none; color: var(--accent); padding: 0; }
+form.inline button { height: 38px; padding-top: 0; padding-bottom: 0; }
 button:disabled { opacity: .5; cursor: default; }
+#tokens { overflow-x: auto; }
 table { width: 100%; border-collapse: collapse; font-size: 14px; }
 th, td { text-align: left; padding: 9px 8px; border-bottom: 1px solid var(--line); vertical-align: middle; }
 th { color: var(--muted); font-weight: 600; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
@@ -31,8 +33,8 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 1
 .pill.active { color: var(--ok); border-color: #abefc6; background: #ecfdf3; }
 .pill.revoked, .pill.expired { color: var(--muted); background: var(--bg); }
 .secret { border-color: #abefc6; background: #f6fef9; }
-.secret .row { display: flex; gap: 12px; align-items: center; }
-.secret code { flex: 1; padding: 10px 12px; background: #fff; border: 1px solid var(--line); border-radius: 6px; overflow-wrap: anywhere; }
+.secret .row { display: flex; flex-wrap: wrap; gap: 12px; align-items: center; }
+.secret code { flex: 1 1 20em; padding: 10px 12px; background: #fff; border: 1px solid var(--line); border-radius: 6px; overflow-wrap: anywhere; }
 .error { color: var(--danger); margin: 8px 0 0; min-height: 1.5em; }
 .ok-note { color: var(--ok); margin: 8px 0 0; }
 .empty { color: var(--muted); padding: 16px 8px; }

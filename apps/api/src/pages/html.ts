@@ -41,7 +41,10 @@ export interface LayoutOptions {
   body: Html;
 }
 
-/** The page frame every server-rendered page shares. */
+/**
+ * The page frame every server-rendered page shares. The empty `data:` icon keeps browsers from asking
+ * for /favicon.ico, which the service does not serve (a 404 and a console error on every page).
+ */
 export function layout(o: LayoutOptions): string {
   return html`<!doctype html>
     <html lang="en">
@@ -50,6 +53,7 @@ export function layout(o: LayoutOptions): string {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         ${o.csrf ? html`<meta name="csrf-token" content="${o.csrf}" />` : ''}
         <title>${o.title} · opsi</title>
+        <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/assets/app.css" />
         ${(o.scripts ?? []).map((s) => html`<script src="${s}" defer></script>`)}
       </head>

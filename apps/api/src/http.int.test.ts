@@ -1,0 +1,213 @@
+import Koa from 'koa';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '@opsi/logger';
+import {
+  call,
+  createTenantWithUser,
+  createTestContext,
+  loginOverHttp,
+  mintTestToken,
+  startTestApi,
+  type TestContext,
+} from '@opsi/test-support';
+import { errorMiddleware } from './http/errors';
+import { createHttpMetrics } from './http/metrics';
+import { requestContext } from './http/request-context';
+import type { RunningApi } from './server';
+
+let t: TestContext;
+let api: RunningApi;
+let url: string;
+let token: string;
+let cookie: string;
+let csrf: string;
+
+beforeAll(async () => {
+  t = await createTestContext();
+  api = await startTestApi(t, { BODY_LIMIT_BYTES: 2048 });
+  url = api.url;
+  const member = await createTenantWithUser(t);
+  token = (await mintTestToken(t, member, 'read_write')).token;
+  ({ cookie, csrf } = await loginOverHttp(url, member.user.email, member.password));
+});
+afterAll(async () => {
+  await api?.close();
+  await t?.close();
+});
+
+describe('errors are {detail}', () => {
+  it('unknown route → 404', async () => {
+    for (const path of ['/nope', '/api/v1/nope', '/api/v2/version']) {
+      const res = await call(url, 'GET', path, { token });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ detail: expect.stringContaining(path) });
+    }
+  });
+
+  it('known path, wrong method → 405 with Allow', async () => {
+    const res = await call(url, 'PUT', '/api/v1/version');
+    expect(res.status).toBe(405);
+    expect(res.body).toEqual({ detail: expect.any(String) });
+    expect(res.headers.get('allow')).toContain('GET');
+  });
+
+  it('malformed JSON → 400', async () => {
+    const res = await call(url, 'POST', '/api/v1/tokens', {
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+      rawBody: '{"name": "x", ',
+    });
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ detail: 'Malformed JSON in the request body.' });
+  });
+
+  it('wrong content type → 415', async () => {
+    const res = await call(url, 'POST', '/api/v1/tokens', {
+      headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'text/plain' },
+      rawBody: 'name=x',
+    });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ detail: expect.stringContaining('application/json') });
+  });
+
+  it('oversized body → 413', async () => {
+    const res = await call(url, 'POST', '/api/v1/tokens', {
+      headers: { cookie, 'x-csrf-token': csrf },
+      body: { name: 'x'.repeat(4096), scope: 'read' },
+    });
+    expect(res.status).toBe(413);
+    expect(res.body).toEqual({ detail: 'Request body too large.' });
+  });
+
+  it('authentication comes before body parsing: a bad token with a bad body is 401', async () => {
+    const res = await call(url, 'DELETE', '/api/v1/tokens/x', {
+      token: 'garbage',
+      rawBody: '{',
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(res.status).toBe(401);
+  });
+
+  it('unexpected errors → 500 with a fixed message and the request id, nothing internal', async () => {
+    const app = new Koa();
+    app.silent = true;
+    app.use(requestContext(createLogger({ LOG_LEVEL: 'silent', LOG_FORMAT: 'json' }), createHttpMetrics()));
+    app.use(errorMiddleware);
+    app.use(() => {
+      throw new Error('secret internals at /srv/db.ts:42');
+    });
+    const server = createServer(app.callback()).listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(server.address() as AddressInfo).port}/x`);
+      const body = (await res.json()) as { detail: string };
+      const requestId = res.headers.get('x-request-id')!;
+      expect(res.status).toBe(500);
+      expect(body.detail).toBe(`Internal error. Quote request id ${requestId} when reporting it.`);
+      expect(JSON.stringify(body)).not.toMatch(/secret|srv|db\.ts/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('x-request-id', () => {
+  it('is on every response, and a safe caller id is echoed', async () => {
+    for (const [method, path, opts] of [
+      ['GET', '/api/v1/version', {}],
+      ['GET', '/api/v1/me', {}],
+      ['GET', '/nope', {}],
+      ['GET', '/api/v1/me', { token }],
+    ] as const) {
+      const res = await call(url, method, path, opts);
+      expect(res.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    const echoed = await call(url, 'GET', '/api/v1/version', {
+      headers: { 'x-request-id': 'trace-123.abc' },
+    });
+    expect(echoed.headers.get('x-request-id')).toBe('trace-123.abc');
+    const unsafe = await call(url, 'GET', '/api/v1/version', {
+      headers: { 'x-request-id': 'bad id <script>' },
+    });
+    expect(unsafe.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe('operations endpoints', () => {
+  it('/healthz and /readyz answer without authentication', async () => {
+    expect((await call(url, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
+    expect((await call(url, 'GET', '/readyz')).body).toEqual({
+      status: 'ready',
+      checks: { database: 'ok', redis: 'ok' },
+    });
+  });
+
+  it('/readyz → 503 {detail} when Redis is unreachable', async () => {
+    const { createRedis } = await import('@opsi/redis');
+    const deadRedis = createRedis('redis://127.0.0.1:1', 'command');
+    const { startApi } = await import('./server');
+    const broken = await startApi({
+      config: t.config,
+      logger: createLogger(t.config),
+      db: t.db,
+      redis: deadRedis,
+      revision: 'x',
+    });
+    try {
+      const res = await call(broken.url, 'GET', '/readyz');
+      expect(res.status).toBe(503);
+      expect(res.body.detail).toMatch(/redis/);
+      expect(res.body.checks.database).toBe('ok');
+    } finally {
+      await broken.close();
+      deadRedis.disconnect();
+    }
+  });
+
+  it('/metrics counts requests by route template and status, never by raw path', async () => {
+    await call(url, 'DELETE', '/api/v1/tokens/3f1a0c1e-0000-4000-8000-000000000000', { token });
+    const res = await fetch(`${url}/metrics`);
+    const text = await res.text();
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/text\/plain/);
+    expect(text).toMatch(/http_requests_total\{method="GET",route="\/api\/v1\/me",status="200"\} \d+/);
+    expect(text).toMatch(
+      /http_requests_total\{method="DELETE",route="\/api\/v1\/tokens\/:id",status="404"\} 1/,
+    );
+    expect(text).toMatch(/http_request_duration_seconds_bucket\{/);
+    expect(text).not.toContain('3f1a0c1e');
+  });
+
+  it('/metrics can be put behind METRICS_TOKEN', async () => {
+    const guarded = await startTestApi(t, { METRICS_TOKEN: 'operator-secret-123456' });
+    try {
+      expect((await fetch(`${guarded.url}/metrics`)).status).toBe(401);
+      const ok = await fetch(`${guarded.url}/metrics`, {
+        headers: { authorization: 'Bearer operator-secret-123456' },
+      });
+      expect(ok.status).toBe(200);
+    } finally {
+      await guarded.close();
+    }
+  });
+
+  it('serves the OpenAPI document built from the route declarations', async () => {
+    const res = await call(url, 'GET', '/api/v1/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.body.openapi).toBe('3.1.0');
+    expect(Object.keys(res.body.paths)).toEqual(
+      expect.arrayContaining([
+        '/api/v1/version',
+        '/api/v1/me',
+        '/api/v1/tokens',
+        '/api/v1/tokens/{id}',
+        '/api/v1/team',
+        '/api/v1/audit',
+        '/api/v1/audit/verify',
+      ]),
+    );
+    expect(res.body.paths['/api/v1/tokens'].post.security).toEqual([{ session: [] }]);
+    expect(res.body.paths['/api/v1/tokens/{id}'].delete.security).toEqual([{ bearer: ['read_write'] }]);
+  });
+});
