@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { startApi, type RunningApi } from '@opsi/api';
+import { createApiRuntime, startApi, type RunningApi } from '@opsi/api';
 import { loadConfig, type Config } from '@opsi/config';
 import { createTenant, createUser, mintToken, type Auth } from '@opsi/core';
 import type { Tier, Role, TokenScope } from '@opsi/db';
@@ -58,14 +58,25 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
 }
 
 /** The API on an ephemeral port against the context's database and Redis. */
-export function startTestApi(t: TestContext, config: Partial<Config> = {}): Promise<RunningApi> {
-  return startApi({
-    config: { ...t.config, ...config },
-    logger: createLogger(t.config),
+export async function startTestApi(t: TestContext, config: Partial<Config> = {}): Promise<RunningApi> {
+  const merged = { ...t.config, ...config };
+  const logger = createLogger(t.config);
+  const runtime = createApiRuntime(merged, testRedisUrl(), logger);
+  const api = await startApi({
+    config: merged,
+    logger,
     db: t.db,
-    redis: t.redis,
+    redis: runtime.redis,
+    runs: runtime.runs,
     revision: 'test-revision',
   });
+  return {
+    ...api,
+    async close(graceMs?: number) {
+      await api.close(graceMs);
+      await runtime.close();
+    },
+  };
 }
 
 export interface TestMember {
@@ -187,4 +198,24 @@ export async function call(
     json = undefined;
   }
   return { status: res.status, headers: res.headers, body: json as Record<string, any>, text };
+}
+
+export * from './sse';
+export * from './processes';
+
+/** Starts the worker in-process against the context (the scripted engine unless told otherwise). */
+export async function startTestWorker(t: TestContext, config: Partial<Config> = {}) {
+  const { startWorker } = await import('@opsi/worker');
+  return startWorker({
+    config: { ...t.config, AGENT_ENGINE: 'scripted', ...config },
+    logger: createLogger(t.config),
+    db: t.db,
+    redisUrl: testRedisUrl(),
+    metricsPort: 0,
+  });
+}
+
+/** A `script:` prompt for the scripted engine. */
+export function script(steps: unknown[]): string {
+  return `script:${JSON.stringify(steps)}`;
 }

@@ -147,11 +147,14 @@ describe('operations endpoints', () => {
     const { createRedis } = await import('@opsi/redis');
     const deadRedis = createRedis('redis://127.0.0.1:1', 'command');
     const { startApi } = await import('./server');
+    const { createApiRuntime } = await import('./runtime');
+    const runtime = createApiRuntime(t.config, 'redis://127.0.0.1:1', createLogger(t.config));
     const broken = await startApi({
       config: t.config,
       logger: createLogger(t.config),
       db: t.db,
       redis: deadRedis,
+      runs: runtime.runs,
       revision: 'x',
     });
     try {
@@ -161,6 +164,7 @@ describe('operations endpoints', () => {
       expect(res.body.checks.database).toBe('ok');
     } finally {
       await broken.close();
+      await runtime.close();
       deadRedis.disconnect();
     }
   });

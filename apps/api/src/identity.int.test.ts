@@ -52,7 +52,11 @@ function expectDetail(res: { status: number; body: Record<string, unknown> }, st
 
 describe('GET /api/v1/version', () => {
   it('answers without authentication and ignores any Authorization header', async () => {
-    const variants: Array<Record<string, string>> = [{}, { authorization: 'Bearer garbage' }, { authorization: 'Basic Zm9v' }];
+    const variants: Array<Record<string, string>> = [
+      {},
+      { authorization: 'Bearer garbage' },
+      { authorization: 'Basic Zm9v' },
+    ];
     for (const headers of variants) {
       const res = await call(url, 'GET', '/api/v1/version', { headers });
       expect(res.status).toBe(200);

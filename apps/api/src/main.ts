@@ -1,8 +1,8 @@
 import { loadConfig } from '@opsi/config';
 import { openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
-import { createRedis } from '@opsi/redis';
 import { resolveRevision } from './revision';
+import { createApiRuntime } from './runtime';
 import { startApi } from './server';
 
 // The API process on its own (many machines). It needs shared services: the embedded ones have a single
@@ -14,13 +14,13 @@ if (!config.DATABASE_URL || !config.REDIS_URL) {
   process.exit(2);
 }
 const database = await openDatabase(config, 'opsi-api');
-const redis = createRedis(config.REDIS_URL, 'command');
-redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
+const runtime = createApiRuntime(config, config.REDIS_URL, logger);
 const api = await startApi({
   config,
   logger,
   db: database.db,
-  redis,
+  redis: runtime.redis,
+  runs: runtime.runs,
   revision: resolveRevision(config.REVISION),
 });
 logger.info({ url: api.url }, 'api listening');
@@ -32,7 +32,7 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopping = true;
     logger.info({ signal }, 'api stopping');
     await api.close();
-    redis.disconnect();
+    await runtime.close();
     await database.close();
     process.exit(0);
   });

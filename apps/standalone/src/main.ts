@@ -1,9 +1,9 @@
-import { startApi, resolveRevision } from '@opsi/api';
+import { createApiRuntime, resolveRevision, startApi } from '@opsi/api';
 import { ConfigError, loadConfig } from '@opsi/config';
 import { DEMO_EMAIL, DEMO_PASSWORD, ensureDemoTenant, findLiveUserByEmail } from '@opsi/core';
 import { EmbeddedDatabaseBusyError, migrateToLatest, openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
-import { createRedis, startEmbeddedRedis } from '@opsi/redis';
+import { startEmbeddedRedis } from '@opsi/redis';
 import { startScheduler } from '@opsi/scheduler';
 import { startWorker } from '@opsi/worker';
 
@@ -64,12 +64,20 @@ if (config.DEMO_SEED) {
   }
 }
 
-const redis = createRedis(redisUrl, 'command');
-redis.on('error', (err) => logger.warn({ err }, 'redis connection error'));
 const revision = resolveRevision(config.REVISION);
-const api = await startApi({ config, logger, db: database.db, redis, revision });
-const worker = await startWorker({ config, logger, db: database.db, redisUrl });
+// One process: the worker's metrics are served on the API's /metrics, not on a port of their own.
+const worker = await startWorker({ config, logger, db: database.db, redisUrl, metricsPort: 0 });
 const scheduler = await startScheduler({ config, logger, db: database.db, redisUrl });
+const runtime = createApiRuntime(config, redisUrl, logger);
+const api = await startApi({
+  config,
+  logger,
+  db: database.db,
+  redis: runtime.redis,
+  runs: runtime.runs,
+  revision,
+  extraMetrics: [worker.registry],
+});
 
 const url = config.PUBLIC_URL ?? api.url;
 const demoUser = await findLiveUserByEmail(database.db, DEMO_EMAIL);
@@ -93,7 +101,7 @@ async function stop(signal: string) {
   await api.close();
   await worker.close();
   await scheduler.close();
-  redis.disconnect();
+  await runtime.close();
   await database!.close();
   await embeddedRedis?.close();
   clearTimeout(deadline);

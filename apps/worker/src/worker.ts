@@ -1,27 +1,179 @@
+import { createServer, type Server } from 'node:http';
+import { createEngine } from '@opsi/agent';
 import type { Config } from '@opsi/config';
+import { cancelChannel, executeRun, sweepRuns, type JobState } from '@opsi/core';
 import type { Db } from '@opsi/db';
+import {
+  createQueueWorker,
+  JobProducer,
+  RunEventLog,
+  type QueueHandlers,
+  type QueueName,
+  type Worker,
+} from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
+import { createRedis } from '@opsi/redis';
+import type { Registry } from 'prom-client';
+import { createQueueMetrics } from './metrics';
 
 export interface WorkerDeps {
   config: Config;
   logger: Logger;
   db: Db;
   redisUrl: string;
+  /** Serve /metrics and /healthz on this port (0: not at all, e.g. when the API serves the metrics). */
+  metricsPort?: number;
 }
 
 export interface RunningWorker {
+  registry: Registry;
+  workers: Worker[];
+  /** Stops taking jobs, lets active ones finish within WORKER_SHUTDOWN_GRACE_MS, then hands the rest back. */
   close(): Promise<void>;
 }
 
-/**
- * Starts the worker pools named by configuration. The queues (agent, pulse, plans, reports) arrive with
- * the durable-runs work; until then the process connects, reports ready, and shuts down cleanly.
- */
+const CONCURRENCY: Record<QueueName, keyof Config> = {
+  agent: 'WORKER_CONCURRENCY_AGENT',
+  pulse: 'WORKER_CONCURRENCY_PULSE',
+  plans: 'WORKER_CONCURRENCY_PLANS',
+  reports: 'WORKER_CONCURRENCY_REPORTS',
+};
+
+/** Starts one BullMQ worker per queue named in WORKER_QUEUES, each with its configured concurrency. */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
-  deps.logger.info('worker ready (no queues are defined yet)');
+  const { config, logger } = deps;
+  const prefix = config.REDIS_PREFIX;
+  const connection = createRedis(deps.redisUrl, 'worker');
+  const command = createRedis(deps.redisUrl, 'command');
+  const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
+  const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
+  const engine = createEngine(config.AGENT_ENGINE);
+
+  // Handlers per queue. Queues whose jobs arrive with later work (scans, plans, reports) have none yet,
+  // and a pool configured for them refuses to start rather than take jobs it cannot do.
+  const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
+    agent: {
+      turn: (payload, ctx) =>
+        executeRun(
+          {
+            db: deps.db,
+            redis: command,
+            log,
+            engine,
+            redisPrefix: prefix,
+            turnTimeoutMs: config.AGENT_TURN_TIMEOUT_MS,
+          },
+          payload.run_id,
+          { attempt: ctx.job.attemptsStarted, signal: ctx.signal, log: ctx.log },
+        ),
+    },
+  };
+  const workers: Worker[] = [];
+  for (const queue of config.WORKER_QUEUES) {
+    const queueHandlers = handlers[queue];
+    if (!queueHandlers) {
+      throw new Error(`WORKER_QUEUES names ${queue}, whose jobs have no handlers in this version`);
+    }
+    workers.push(
+      createQueueWorker(queue, queueHandlers as never, {
+        connection,
+        redisPrefix: prefix,
+        concurrency: Number(config[CONCURRENCY[queue]]),
+        lockDuration: config.WORKER_LOCK_DURATION_MS,
+        stalledInterval: config.WORKER_STALLED_INTERVAL_MS,
+        maxStalledCount: config.WORKER_MAX_STALLED_COUNT,
+        logger,
+      }),
+    );
+  }
+  const agentWorker = workers.find((w) => w.name === 'agent');
+
+  // A deleted session cancels its run wherever it runs: the worker holding the job aborts it.
+  const subscriber = agentWorker ? createRedis(deps.redisUrl, 'worker') : undefined;
+  if (subscriber && agentWorker) {
+    await subscriber.subscribe(cancelChannel(prefix));
+    subscriber.on('message', (_channel, runId: string) => {
+      if (agentWorker.cancelJob(runId, 'session deleted')) logger.info({ run_id: runId }, 'run cancelled');
+    });
+  }
+
+  // The sweeper closes runs whose job is gone. Every agent worker runs it; it is safe concurrently.
+  let sweeping: NodeJS.Timeout | undefined;
+  if (agentWorker) {
+    const queue = producer.queue('agent');
+    const jobOf = async (runId: string) => {
+      const job = await queue.getJob(runId);
+      if (!job) return { state: 'missing' as JobState };
+      return { state: (await job.getState()) as JobState, failedReason: job.failedReason };
+    };
+    // A run younger than a lock period may legitimately have no job state yet.
+    const olderThanMs = Math.max(config.WORKER_LOCK_DURATION_MS * 2, 10_000);
+    sweeping = setInterval(() => {
+      sweepRuns({ db: deps.db, log }, jobOf, { olderThanMs })
+        .then((r) => r.closed && logger.warn(r, 'sweeper closed lost runs'))
+        .catch((err) => logger.error({ err }, 'sweep failed'));
+    }, config.RUN_SWEEP_INTERVAL_MS);
+    sweeping.unref();
+  }
+
+  const registry = createQueueMetrics(
+    config.WORKER_QUEUES.map((q) => producer.queue(q)),
+    workers,
+    { defaultMetrics: (deps.metricsPort ?? config.WORKER_METRICS_PORT) > 0 },
+  );
+  let server: Server | undefined;
+  const metricsPort = deps.metricsPort ?? config.WORKER_METRICS_PORT;
+  if (metricsPort > 0) {
+    server = createServer(async (req, res) => {
+      if (req.url === '/metrics') {
+        res.writeHead(200, { 'Content-Type': registry.contentType }).end(await registry.metrics());
+      } else if (req.url === '/healthz') {
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end('{"status":"ok"}');
+      } else {
+        res.writeHead(404, { 'Content-Type': 'application/json' }).end('{"detail":"Not found."}');
+      }
+    });
+    await new Promise<void>((resolve) => server!.listen(metricsPort, config.HOST, resolve));
+  }
+  logger.info(
+    {
+      queues: config.WORKER_QUEUES,
+      concurrency: Object.fromEntries(workers.map((w) => [w.name, w.opts.concurrency])),
+    },
+    'worker ready',
+  );
+
   return {
+    registry,
+    workers,
     async close() {
-      deps.logger.info('worker stopped');
+      clearInterval(sweeping);
+      const grace = config.WORKER_SHUTDOWN_GRACE_MS;
+      await Promise.all(
+        workers.map(async (worker) => {
+          // worker.close() waits for active jobs and has no timeout of its own: bound it, then force.
+          // Forced jobs keep their lock until it expires; then another worker takes them over.
+          let timer: NodeJS.Timeout | undefined;
+          const outcome = await Promise.race([
+            worker.close().then(() => 'drained' as const),
+            new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), grace))),
+          ]);
+          clearTimeout(timer);
+          if (outcome === 'timeout') {
+            logger.warn(
+              { queue: worker.name, grace_ms: grace },
+              'active jobs outlived the grace period; handing them back',
+            );
+            await worker.close(true);
+          }
+        }),
+      );
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      await producer.close();
+      subscriber?.disconnect();
+      connection.disconnect();
+      command.disconnect();
+      logger.info('worker stopped');
     },
   };
 }

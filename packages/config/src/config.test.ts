@@ -18,6 +18,15 @@ describe('loadConfig', () => {
     expect(c.PORT).toBe(9000);
   });
 
+  it('parses worker pools and refuses unsafe combinations', () => {
+    const c = loadConfig({ WORKER_QUEUES: 'agent, pulse', WORKER_CONCURRENCY_AGENT: '3' });
+    expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse']);
+    expect(c.WORKER_CONCURRENCY_AGENT).toBe(3);
+    expect(() => loadConfig({ WORKER_QUEUES: 'agent,mail' })).toThrow(ConfigError);
+    expect(() => loadConfig({ AGENT_ENGINE: 'scripted', NODE_ENV: 'production' })).toThrow(/scripted/);
+    expect(() => loadConfig({ BULL_BOARD_ENABLED: 'true' })).toThrow(/OPERATOR_USER/);
+  });
+
   it('lists every problem at once', () => {
     try {
       loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'not a url' });

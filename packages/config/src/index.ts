@@ -42,6 +42,53 @@ export const EnvSchema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   REVISION: z.string().min(1).optional(),
   DEMO_SEED: bool.default(true),
+
+  // Worker pools: which queues this process serves, and how many jobs of each at once.
+  WORKER_QUEUES: z
+    .string()
+    .default('agent')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((q) => q.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(['agent', 'pulse', 'plans', 'reports'])).min(1)),
+  WORKER_CONCURRENCY_AGENT: z.coerce.number().int().min(1).max(1000).default(8),
+  WORKER_CONCURRENCY_PULSE: z.coerce.number().int().min(1).max(64).default(1),
+  WORKER_CONCURRENCY_PLANS: z.coerce.number().int().min(1).max(256).default(4),
+  WORKER_CONCURRENCY_REPORTS: z.coerce.number().int().min(1).max(64).default(2),
+  /** How long SIGTERM waits for active jobs before handing them back (they resume elsewhere). */
+  WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
+  /** BullMQ job lock: renewed every half; a dead worker's job is taken over after about this long. */
+  WORKER_LOCK_DURATION_MS: z.coerce.number().int().min(1000).default(15_000),
+  WORKER_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(5_000),
+  /** How many times a job may be taken over from a dead worker before its run fails. */
+  WORKER_MAX_STALLED_COUNT: z.coerce.number().int().min(0).max(10).default(2),
+  /** How often the sweeper looks for runs whose job is gone. */
+  RUN_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1000).default(30_000),
+  /** How long a run's event stream is kept in Redis after it ends (its messages stay in Postgres). */
+  RUN_STREAM_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
+  /** A run's hard deadline: past it the turn is aborted and the run fails. */
+  AGENT_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
+  /** builtin: the offline engine. scripted: plays the prompt as a script of events (tests only). */
+  AGENT_ENGINE: z.enum(['builtin', 'scripted']).default('builtin'),
+  /** Comment lines keep idle SSE connections alive through proxies (at least every 15 s). */
+  SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).max(15_000).default(15_000),
+  /** Bytes an SSE client may fall behind before it is dropped (it re-attaches with after_seq). */
+  SSE_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
+  /** How often the scheduler reconciles per-tenant job schedulers with the tenants table. */
+  SCHEDULER_INTERVAL_MS: z.coerce.number().int().min(1000).default(60_000),
+  /** Port of the worker's own /metrics and /healthz (0: none). npm start serves them on the API. */
+  WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
+  /** The queue dashboard (Bull Board) at /admin/queues, behind OPERATOR_USER / OPERATOR_PASSWORD. */
+  BULL_BOARD_ENABLED: bool.default(false),
+  OPERATOR_USER: z.string().min(1).optional(),
+  OPERATOR_PASSWORD: z.string().min(12).optional(),
 });
 
 export type Env = z.infer<typeof EnvSchema>;
@@ -69,6 +116,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`));
   }
   const e = parsed.data;
+  const problems: string[] = [];
+  if (e.AGENT_ENGINE === 'scripted' && e.NODE_ENV === 'production') {
+    problems.push('AGENT_ENGINE: scripted is a test engine and is refused when NODE_ENV=production');
+  }
+  if (e.BULL_BOARD_ENABLED && (!e.OPERATOR_USER || !e.OPERATOR_PASSWORD)) {
+    problems.push('BULL_BOARD_ENABLED: needs OPERATOR_USER and OPERATOR_PASSWORD (12+ characters)');
+  }
+  if (problems.length) throw new ConfigError(problems);
   const shownHost = e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST;
   return {
     ...e,

@@ -7,3 +7,6 @@ export * from './identity/tokens';
 export * from './identity/browser-sessions';
 export * from './audit/audit-log';
 export * from './demo';
+export * from './agent-sessions/budget';
+export * from './agent-sessions/sessions';
+export * from './agent-sessions/runs';

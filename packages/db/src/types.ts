@@ -19,6 +19,7 @@ export interface TenantsTable {
   daily_agent_budget: ColumnType<number, number | undefined, number>;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  deleted_at: NullableTimestamp;
 }
 
 export interface UsersTable {
@@ -84,6 +85,45 @@ export interface ServiceMetaTable {
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
 }
 
+export type RunStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface AgentSessionsTable {
+  id: string;
+  tenant_id: string;
+  created_by: string | null;
+  name: string;
+  created_at: CreatedAt;
+  updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+}
+
+export interface AgentRunsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  session_id: string;
+  token_id: string | null;
+  status: ColumnType<RunStatus, RunStatus | undefined, RunStatus>;
+  prompt: string;
+  selected_tools: string[] | null;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_seq: ColumnType<number, number | undefined, number>;
+  reply: string | null;
+  error: string | null;
+  terminal_event: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface AgentMessagesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  session_id: string;
+  run_id: string | null;
+  role: 'user' | 'assistant';
+  content: string;
+  created_at: CreatedAt;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -92,6 +132,9 @@ export interface Database {
   browser_sessions: BrowserSessionsTable;
   audit_log: AuditLogTable;
   service_meta: ServiceMetaTable;
+  agent_sessions: AgentSessionsTable;
+  agent_runs: AgentRunsTable;
+  agent_messages: AgentMessagesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;
@@ -101,3 +144,6 @@ export type User = Selectable<UsersTable>;
 export type ApiToken = Selectable<ApiTokensTable>;
 export type BrowserSession = Selectable<BrowserSessionsTable>;
 export type AuditEntry = Selectable<AuditLogTable>;
+export type AgentSession = Selectable<AgentSessionsTable>;
+export type AgentRun = Selectable<AgentRunsTable>;
+export type AgentMessage = Selectable<AgentMessagesTable>;

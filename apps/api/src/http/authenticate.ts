@@ -18,6 +18,7 @@ const REJECTION_DETAIL: Record<TokenRejection, string> = {
   revoked: 'This token has been revoked.',
   expired: 'This token has expired.',
   user_deleted: 'The user of this token no longer exists.',
+  tenant_deleted: 'The tenant of this token no longer exists.',
 };
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

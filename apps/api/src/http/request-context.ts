@@ -32,18 +32,8 @@ export function requestContext(logger: Logger, metrics: HttpMetrics) {
     try {
       await next();
     } finally {
-      // A streamed body (SSE) is still open here: measure when the response really ends.
-      if (
-        ctx.res.writableFinished ||
-        !ctx.respond ||
-        ctx.body === undefined ||
-        typeof ctx.body !== 'object' ||
-        !('pipe' in (ctx.body as object))
-      ) {
-        finish();
-      } else {
-        ctx.res.once('close', finish);
-      }
+      // Streaming handlers (SSE) return only once their response has closed, so this measures it all.
+      finish();
     }
   };
 }

@@ -1,8 +1,10 @@
 import type { RouteSpec } from '../http/route';
+import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
 import { serviceRoutes } from './service.routes';
+import { sessionRoutes } from './sessions.routes';
 import { tokenRoutes } from './tokens.routes';
 
 /** Every API and page route; operational routes are added by the app (they need its metrics). */
@@ -10,6 +12,8 @@ export const routes: RouteSpec[] = [
   ...serviceRoutes,
   ...tokenRoutes,
   ...organizationRoutes,
+  ...agentRoutes,
+  ...sessionRoutes,
   ...authRoutes,
   ...pageRoutes,
 ];

@@ -1,4 +1,5 @@
 import { timingSafeEqual } from 'node:crypto';
+import { Registry } from 'prom-client';
 import { sql } from '@opsi/db';
 import { Unauthorized } from '@opsi/core';
 import { defineRoute, reply } from '../http/route';
@@ -60,7 +61,10 @@ export function opsRoutes(metrics: HttpMetrics) {
           const want = Buffer.from(expected);
           if (given.length !== want.length || !timingSafeEqual(given, want)) throw new Unauthorized();
         }
-        return reply(200, await metrics.registry.metrics(), { 'Content-Type': metrics.registry.contentType });
+        const registry = deps.extraMetrics?.length
+          ? Registry.merge([metrics.registry, ...deps.extraMetrics])
+          : metrics.registry;
+        return reply(200, await registry.metrics(), { 'Content-Type': registry.contentType });
       },
     }),
   ];

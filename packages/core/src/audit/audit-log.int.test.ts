@@ -22,17 +22,15 @@ afterAll(() => t.close());
 const actor = { type: 'system' as const, id: null };
 
 function append(tenantId: string, n: number) {
-  return t.db
-    .transaction()
-    .execute((tx) =>
-      appendAudit(tx, tenantId, {
-        actor,
-        action: 'test.event',
-        target_type: 'test',
-        target_id: String(n),
-        details: { n },
-      }),
-    );
+  return t.db.transaction().execute((tx) =>
+    appendAudit(tx, tenantId, {
+      actor,
+      action: 'test.event',
+      target_type: 'test',
+      target_id: String(n),
+      details: { n },
+    }),
+  );
 }
 
 describe('audit log', () => {

@@ -58,6 +58,7 @@ export async function resolveSession(
     .where('s.ended_at', 'is', null)
     .where('s.expires_at', '>', new Date())
     .where('u.deleted_at', 'is', null)
+    .where('n.deleted_at', 'is', null)
     .executeTakeFirst();
   if (!row) return undefined;
   return {

@@ -10,6 +10,7 @@ export const TENANT_COLUMNS = [
   'daily_agent_budget',
   'created_at',
   'updated_at',
+  'deleted_at',
 ] as const;
 
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
@@ -38,8 +39,13 @@ export async function createTenant(db: Db, input: CreateTenantInput): Promise<Te
   }
   const timezone = input.timezone ?? 'UTC';
   if (!isValidTimeZone(timezone)) throw new BadRequest(`unknown timezone: ${timezone}`);
-  const existing = await findTenantBySlug(db, input.slug);
-  if (existing) throw new Conflict(`tenant ${input.slug} already exists`);
+  const existing = await db
+    .selectFrom('tenants')
+    .select('id')
+    .where('slug', '=', input.slug)
+    .executeTakeFirst();
+  if (existing)
+    throw new Conflict(`tenant ${input.slug} already exists (slugs of deleted tenants stay taken)`);
   return db
     .insertInto('tenants')
     .values({
@@ -53,11 +59,68 @@ export async function createTenant(db: Db, input: CreateTenantInput): Promise<Te
     .executeTakeFirstOrThrow();
 }
 
-export function findTenantBySlug(db: Db, slug: string): Promise<Tenant | undefined> {
-  return db.selectFrom('tenants').select(TENANT_COLUMNS).where('slug', '=', slug).executeTakeFirst();
+/** The live (not deleted) tenant with this slug. */
+export function findTenantBySlug(db: Db, slug: string) {
+  return db
+    .selectFrom('tenants')
+    .select(TENANT_COLUMNS)
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
 }
 
-export async function getTenantBySlug(db: Db, slug: string): Promise<Tenant> {
+/** Every live tenant, for the scheduler. */
+export function listLiveTenants(db: Db) {
+  return db
+    .selectFrom('tenants')
+    .select(['id', 'slug', 'timezone'])
+    .where('deleted_at', 'is', null)
+    .orderBy('slug')
+    .execute();
+}
+
+export interface UpdateTenantInput {
+  name?: string | undefined;
+  tier?: Tier | undefined;
+  timezone?: string | undefined;
+}
+
+/** Operator: changes a tenant's name, tier or timezone (the scheduler follows a timezone change). */
+export async function updateTenant(db: Db, slug: string, input: UpdateTenantInput) {
+  if (input.timezone !== undefined && !isValidTimeZone(input.timezone)) {
+    throw new BadRequest(`unknown timezone: ${input.timezone}`);
+  }
+  const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
+  if (Object.keys(changes).length === 0)
+    throw new BadRequest('nothing to change: give --name, --tier or --timezone');
+  const tenant = await db
+    .updateTable('tenants')
+    .set({ ...changes, updated_at: new Date() })
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .returning(TENANT_COLUMNS)
+    .executeTakeFirst();
+  if (!tenant) throw new NotFound(`no tenant ${slug}`);
+  return tenant;
+}
+
+/**
+ * Operator: deletes a tenant. Its rows stay (the audit log is append-only), but every token and session
+ * of it stops working at once and the scheduler drops its schedules.
+ */
+export async function deleteTenant(db: Db, slug: string) {
+  const tenant = await db
+    .updateTable('tenants')
+    .set({ deleted_at: new Date(), updated_at: new Date() })
+    .where('slug', '=', slug)
+    .where('deleted_at', 'is', null)
+    .returning(TENANT_COLUMNS)
+    .executeTakeFirst();
+  if (!tenant) throw new NotFound(`no tenant ${slug}`);
+  return tenant;
+}
+
+export async function getTenantBySlug(db: Db, slug: string) {
   const tenant = await findTenantBySlug(db, slug);
   if (!tenant) throw new NotFound(`no tenant ${slug}`);
   return tenant;

@@ -142,7 +142,8 @@ export async function expireToken(db: Db, tokenId: string) {
   });
 }
 
-export type TokenRejection = 'malformed' | 'unknown' | 'revoked' | 'expired' | 'user_deleted';
+export type TokenRejection =
+  'malformed' | 'unknown' | 'revoked' | 'expired' | 'user_deleted' | 'tenant_deleted';
 
 // Writing last_used_at on every request would turn each read into a write; a minute's precision is enough.
 const LAST_USED_PRECISION_SECONDS = 60;
@@ -178,6 +179,7 @@ export async function authenticateToken(
       'n.tier',
       'n.timezone',
       'n.daily_agent_budget',
+      'n.deleted_at as tenant_deleted_at',
     ])
     .where('t.token_hash', '=', hashSecret(secret))
     .executeTakeFirst();
@@ -185,6 +187,7 @@ export async function authenticateToken(
   if (row.revoked_at) return { ok: false, reason: 'revoked' };
   const now = Date.now();
   if (row.expires_at && row.expires_at.getTime() <= now) return { ok: false, reason: 'expired' };
+  if (row.tenant_deleted_at) return { ok: false, reason: 'tenant_deleted' };
   if (row.deleted_at || row.user_tenant_id !== row.tenant_id) return { ok: false, reason: 'user_deleted' };
   if (!row.last_used_at || now - row.last_used_at.getTime() > LAST_USED_PRECISION_SECONDS * 1000) {
     await db

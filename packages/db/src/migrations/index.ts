@@ -1,7 +1,9 @@
 import type { Migration } from 'kysely';
 import * as identityAndAudit from './20261122T0800_identity-and-audit';
+import * as agentRuns from './20261122T0900_agent-runs';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
   '20261122T0800_identity-and-audit': identityAndAudit,
+  '20261122T0900_agent-runs': agentRuns,
 };

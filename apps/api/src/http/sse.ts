@@ -1,0 +1,122 @@
+import type { Context } from 'koa';
+import type { RunEvent } from '@opsi/contracts';
+import type { RunStreamHub } from '@opsi/jobs';
+
+export interface SseOptions {
+  keepaliveMs: number;
+  maxBufferedBytes: number;
+  headers?: Record<string, string>;
+}
+
+/**
+ * Streams a run's events as Server-Sent Events: `id:` is the seq, `event:` the kind, `data:` the JSON
+ * event. Comment lines keep an idle connection alive. Back-pressure: while the socket refuses more, frames
+ * wait in a bounded buffer; a client that falls further behind is dropped, and re-attaches with
+ * after_seq (the run's log in Redis is the real buffer). Resolves when the response has closed.
+ */
+export async function streamRun(
+  ctx: Context,
+  hub: RunStreamHub,
+  runId: string,
+  afterSeq: number,
+  o: SseOptions,
+) {
+  const res = openEventStream(ctx, o.headers);
+
+  const pending: string[] = [];
+  let pendingBytes = 0;
+  let waiting = false;
+  let ended = false;
+  const write = (frame: string) => {
+    if (res.destroyed || res.writableEnded) return;
+    if (waiting) {
+      pending.push(frame);
+      pendingBytes += Buffer.byteLength(frame);
+      if (pendingBytes > o.maxBufferedBytes) res.destroy(); // too slow: it re-attaches from its last id
+      return;
+    }
+    if (!res.write(frame)) waiting = true;
+  };
+  res.on('drain', () => {
+    waiting = false;
+    while (pending.length && !waiting) {
+      const frame = pending.shift()!;
+      pendingBytes -= Buffer.byteLength(frame);
+      if (!res.write(frame)) waiting = true;
+    }
+    if (!waiting && ended && !res.writableEnded) res.end();
+  });
+  const finish = () => {
+    ended = true;
+    if (!waiting && !res.writableEnded) res.end();
+  };
+
+  write(': stream open\n\n');
+  const keepalive = setInterval(() => write(': keepalive\n\n'), o.keepaliveMs);
+  const closed = new Promise<void>((resolve) => res.once('close', resolve));
+  const subscription = await hub.subscribe(runId, afterSeq, {
+    onEvents(events: RunEvent[]) {
+      write(events.map(sseFrame).join(''));
+    },
+    onEnd: finish,
+  });
+  await closed;
+  clearInterval(keepalive);
+  subscription.close();
+}
+
+/** Takes over the response and writes the event-stream head, keeping headers set so far (x-request-id). */
+export function openEventStream(ctx: Context, extra: Record<string, string> = {}) {
+  ctx.respond = false;
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(ctx.response.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  ctx.res.writeHead(200, {
+    ...headers,
+    ...extra,
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    'X-Accel-Buffering': 'no',
+    Connection: 'keep-alive',
+  });
+  ctx.res.socket?.setNoDelay(true);
+  return ctx.res;
+}
+
+/** One event as an SSE frame. */
+export function sseFrame(e: RunEvent): string {
+  return `id: ${e.seq}\nevent: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`;
+}
+
+/** Waits for a run's terminal event without holding a stream open; undefined if the client left first. */
+export function waitForTerminal(
+  ctx: Context,
+  hub: RunStreamHub,
+  runId: string,
+): Promise<RunEvent | undefined> {
+  return new Promise((resolve, reject) => {
+    let terminal: RunEvent | undefined;
+    let subscription: { close(): void } | undefined;
+    const onClose = () => {
+      subscription?.close();
+      resolve(undefined);
+    };
+    // The response's 'close' before it was written means the client hung up (the request's own
+    // 'close' fires as soon as its body is read).
+    ctx.res.once('close', () => {
+      if (!ctx.res.writableFinished && !terminal) onClose();
+    });
+    hub
+      .subscribe(runId, 0, {
+        onEvents(events) {
+          const last = events[events.length - 1];
+          if (last && (last.kind === 'run.completed' || last.kind === 'run.failed')) terminal = last;
+        },
+        onEnd() {
+          resolve(terminal);
+        },
+      })
+      .then((s) => (subscription = s), reject);
+  });
+}

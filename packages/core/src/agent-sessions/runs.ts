@@ -1,0 +1,393 @@
+import type { Redis } from 'ioredis';
+import { availableTools, EngineError, type AgentEngine } from '@opsi/agent';
+import type { RunEvent } from '@opsi/contracts';
+import type { Db } from '@opsi/db';
+import { isTerminal, type JobProducer, type RunEventLog } from '@opsi/jobs';
+import type { Logger } from '@opsi/logger';
+import type { Auth } from '../context';
+import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
+import type { AgentBudget } from './budget';
+
+/** What starting and cancelling runs needs (the API side). */
+export interface RunStartDeps {
+  db: Db;
+  redis: Redis;
+  log: RunEventLog;
+  producer: JobProducer;
+  budget: AgentBudget;
+  redisPrefix: string;
+}
+
+export interface StartRunInput {
+  prompt: string;
+  sessionId?: string | undefined;
+  selectedTools?: string[] | undefined;
+}
+
+const CANCELLED = 'Run cancelled: its session was deleted.';
+
+function cancelKey(redisPrefix: string, runId: string) {
+  return `${redisPrefix}:run:${runId}:cancel`;
+}
+
+/** The pub/sub channel on which agent workers hear that a run they hold must stop. */
+export function cancelChannel(redisPrefix: string) {
+  return `${redisPrefix}:run-cancel`;
+}
+
+/**
+ * Validates an agent turn, spends one unit of the caller's daily budget, records the run and its prompt,
+ * and enqueues it. Every refusal (400, 404, 429) happens before anything is written or spent.
+ */
+export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunInput) {
+  if (auth.kind !== 'token') throw new BadRequest('Agent runs take a bearer token.');
+  if (input.selectedTools?.length) {
+    const known = new Set(availableTools(auth.tenant).map((t) => t.name));
+    const unknown = input.selectedTools.filter((t) => !known.has(t));
+    if (unknown.length) {
+      throw new BadRequest(`selected_tools names tools this tenant does not have: ${unknown.join(', ')}`);
+    }
+  }
+  if (input.sessionId) {
+    const existing = await deps.db
+      .selectFrom('agent_sessions')
+      .select('tenant_id')
+      .where('id', '=', input.sessionId)
+      .executeTakeFirst();
+    if (existing && existing.tenant_id !== auth.tenant.id) throw new NotFound('No such session.');
+  }
+  const decision = await deps.budget.spend(auth.token.id, auth.tenant.daily_agent_budget);
+  if (!decision.ok) {
+    throw new TooManyRequests(
+      `Daily agent budget of ${auth.tenant.daily_agent_budget} runs for this token is used up; it renews at 00:00 UTC.`,
+      decision.retryAfterSeconds,
+    );
+  }
+  let run: { id: string; session_id: string };
+  try {
+    run = await deps.db.transaction().execute(async (tx) => {
+      const sessionId = input.sessionId ?? crypto.randomUUID();
+      await tx
+        .insertInto('agent_sessions')
+        .values({
+          id: sessionId,
+          tenant_id: auth.tenant.id,
+          created_by: auth.user.id,
+          name: input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session',
+        })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ updated_at: new Date() }))
+        .execute();
+      // The session may have been created by another tenant between the check and the insert.
+      const owner = await tx
+        .selectFrom('agent_sessions')
+        .select('tenant_id')
+        .where('id', '=', sessionId)
+        .executeTakeFirstOrThrow();
+      if (owner.tenant_id !== auth.tenant.id) throw new NotFound('No such session.');
+      const created = await tx
+        .insertInto('agent_runs')
+        .values({
+          tenant_id: auth.tenant.id,
+          session_id: sessionId,
+          token_id: auth.token.id,
+          prompt: input.prompt,
+          selected_tools: input.selectedTools ?? null,
+        })
+        .returning(['id', 'session_id'])
+        .executeTakeFirstOrThrow();
+      await tx
+        .insertInto('agent_messages')
+        .values({
+          tenant_id: auth.tenant.id,
+          session_id: sessionId,
+          run_id: created.id,
+          role: 'user',
+          content: input.prompt,
+        })
+        .execute();
+      return created;
+    });
+  } catch (e) {
+    await deps.budget.refund(auth.token.id).catch(() => undefined);
+    throw e;
+  }
+  try {
+    // The job id is the run id: a retried request or a double click never runs a turn twice.
+    await deps.producer.enqueue(
+      'agent',
+      'turn',
+      { run_id: run.id, tenant_id: auth.tenant.id },
+      { jobId: run.id },
+    );
+  } catch (e) {
+    await deps.budget.refund(auth.token.id).catch(() => undefined);
+    const terminal = await deps.log
+      .append(run.id, 'run.failed', { detail: 'The run could not be queued.' })
+      .catch(() => null);
+    await finishRun(
+      deps.db,
+      run.id,
+      terminal ?? {
+        seq: 0,
+        run_id: run.id,
+        kind: 'run.failed',
+        at: new Date().toISOString(),
+        detail: 'The run could not be queued.',
+      },
+    );
+    throw new ServiceUnavailable(`The agent queue is unavailable: ${(e as Error).message}`);
+  }
+  return { runId: run.id, sessionId: run.session_id };
+}
+
+/** Records a run's terminal event in its Postgres row (once: a finished row is never changed). */
+export async function finishRun(db: Db, runId: string, terminal: RunEvent): Promise<void> {
+  const completed = terminal.kind === 'run.completed';
+  await db
+    .updateTable('agent_runs')
+    .set({
+      status: completed ? 'completed' : 'failed',
+      reply: completed ? String(terminal.reply) : null,
+      error: completed ? null : String(terminal.detail),
+      last_seq: terminal.seq,
+      terminal_event: JSON.stringify(terminal),
+      finished_at: new Date(),
+    })
+    .where('id', '=', runId)
+    .where('status', 'in', ['queued', 'running'])
+    .execute();
+}
+
+/** The latest run of a session, for attach. */
+export async function latestRunOfSession(db: Db, tenantId: string, sessionId: string) {
+  const session = await db
+    .selectFrom('agent_sessions')
+    .select('tenant_id')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  if (!session || session.tenant_id !== tenantId) throw new NotFound('No such session.');
+  const run = await db
+    .selectFrom('agent_runs')
+    .select(['id', 'status', 'last_seq', 'terminal_event'])
+    .where('session_id', '=', sessionId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  if (!run) throw new NotFound('This session has no run yet.');
+  return run;
+}
+
+/**
+ * Asks every worker to stop a run: a durable flag (checked when a job starts) and a broadcast (heard by
+ * the worker that holds it). A run still waiting in the queue is removed and closed here.
+ */
+export async function cancelRun(
+  deps: Pick<RunStartDeps, 'redis' | 'log' | 'producer' | 'redisPrefix' | 'db'>,
+  runId: string,
+) {
+  await deps.redis.set(cancelKey(deps.redisPrefix, runId), '1', 'EX', 3600);
+  await deps.redis.publish(cancelChannel(deps.redisPrefix), runId);
+  const removed = await deps.producer
+    .queue('agent')
+    .remove(runId)
+    .catch(() => 0);
+  if (removed === 1) {
+    const terminal = await deps.log.append(runId, 'run.failed', { detail: CANCELLED });
+    if (terminal) await finishRun(deps.db, runId, terminal);
+  }
+}
+
+/** Deletes a session and its messages and runs; a run still going is cancelled first. */
+export async function deleteSession(
+  deps: Pick<RunStartDeps, 'redis' | 'log' | 'producer' | 'redisPrefix' | 'db'>,
+  tenantId: string,
+  sessionId: string,
+) {
+  const session = await deps.db
+    .selectFrom('agent_sessions')
+    .select('tenant_id')
+    .where('id', '=', sessionId)
+    .executeTakeFirst();
+  if (!session || session.tenant_id !== tenantId) throw new NotFound('No such session.');
+  const open = await deps.db
+    .selectFrom('agent_runs')
+    .select('id')
+    .where('session_id', '=', sessionId)
+    .where('status', 'in', ['queued', 'running'])
+    .execute();
+  for (const run of open) await cancelRun(deps, run.id);
+  await deps.db
+    .deleteFrom('agent_sessions')
+    .where('id', '=', sessionId)
+    .where('tenant_id', '=', tenantId)
+    .execute();
+}
+
+/** What executing a run needs (the worker side). */
+export interface RunExecuteDeps {
+  db: Db;
+  redis: Redis;
+  log: RunEventLog;
+  engine: AgentEngine;
+  redisPrefix: string;
+  turnTimeoutMs: number;
+}
+
+/**
+ * Runs one agent turn. Idempotent: a run that already ended is left as it is; a run that was started
+ * before (its worker died, or an infrastructure error retried it) continues the same sequence with
+ * run.resumed and plays the turn again. Model and tool failures, cancellation and the deadline end the
+ * run with run.failed; other errors are thrown so the queue retries.
+ */
+export async function executeRun(
+  deps: RunExecuteDeps,
+  runId: string,
+  ctx: { attempt: number; signal: AbortSignal; log: Logger },
+) {
+  const run = await deps.db
+    .selectFrom('agent_runs')
+    .select(['id', 'tenant_id', 'session_id', 'status', 'prompt', 'selected_tools', 'last_seq', 'created_at'])
+    .where('id', '=', runId)
+    .executeTakeFirst();
+  if (!run) return { outcome: 'gone' as const };
+  const last = await deps.log.last(runId);
+  if (last && isTerminal(last)) {
+    await finishRun(deps.db, runId, last); // the worker died between the stream and the row
+    return { outcome: 'already-ended' as const };
+  }
+  if (run.status === 'completed' || run.status === 'failed') return { outcome: 'already-ended' as const };
+
+  const end = async (kind: 'run.completed' | 'run.failed', data: { reply: string } | { detail: string }) => {
+    const terminal = await deps.log.append(runId, kind, data as never, run.last_seq);
+    if (terminal) await finishRun(deps.db, runId, terminal);
+    return terminal;
+  };
+
+  if (await deps.redis.exists(cancelKey(deps.redisPrefix, runId))) {
+    await end('run.failed', { detail: CANCELLED });
+    return { outcome: 'cancelled' as const };
+  }
+  if (last)
+    await deps.log.append(runId, 'run.resumed', { attempt: ctx.attempt, after_seq: last.seq }, run.last_seq);
+  else await deps.log.append(runId, 'run.started', { attempt: ctx.attempt }, run.last_seq);
+  await deps.db
+    .updateTable('agent_runs')
+    .set((eb) => ({
+      status: 'running',
+      attempts: ctx.attempt,
+      started_at: eb.fn.coalesce('started_at', eb.val(new Date())),
+    }))
+    .where('id', '=', runId)
+    .execute();
+
+  const history = await deps.db
+    .selectFrom('agent_messages')
+    .select(['role', 'content'])
+    .where('session_id', '=', run.session_id)
+    .where((eb) => eb.or([eb('run_id', 'is', null), eb('run_id', '!=', runId)]))
+    .where('created_at', '<=', run.created_at)
+    .orderBy('created_at')
+    .execute();
+
+  const deadline = AbortSignal.timeout(deps.turnTimeoutMs);
+  const signal = AbortSignal.any([ctx.signal, deadline]);
+  try {
+    const { reply } = await deps.engine.runTurn(
+      {
+        tenantId: run.tenant_id,
+        sessionId: run.session_id,
+        runId,
+        prompt: run.prompt,
+        history,
+        selectedTools: run.selected_tools ?? undefined,
+        signal,
+      },
+      async ({ kind, ...data }) => {
+        const appended = await deps.log.append(runId, kind, data as never);
+        if (!appended) throw new EngineError('The run already ended.');
+      },
+    );
+    await deps.log.append(runId, 'message.completed', { text: reply });
+    await deps.db
+      .insertInto('agent_messages')
+      .values({
+        tenant_id: run.tenant_id,
+        session_id: run.session_id,
+        run_id: runId,
+        role: 'assistant',
+        content: reply,
+      })
+      .onConflict((oc) => oc.column('run_id').where('role', '=', 'assistant').doNothing())
+      .execute()
+      .catch((e: Error) => {
+        // The session was deleted while the turn ran: the reply has nowhere to go.
+        if (!/foreign key/i.test(e.message)) throw e;
+      });
+    await end('run.completed', { reply });
+    return { outcome: 'completed' as const };
+  } catch (e) {
+    let detail: string | undefined;
+    if (ctx.signal.aborted) detail = CANCELLED;
+    else if (deadline.aborted)
+      detail = `The run exceeded its deadline of ${Math.round(deps.turnTimeoutMs / 1000)} s.`;
+    else if (e instanceof EngineError) detail = e.message;
+    if (detail === undefined) throw e;
+    ctx.log.info({ run_id: runId, detail }, 'run failed');
+    await end('run.failed', { detail });
+    return { outcome: 'failed' as const };
+  }
+}
+
+export type JobState =
+  | 'missing'
+  | 'waiting'
+  | 'active'
+  | 'delayed'
+  | 'prioritized'
+  | 'waiting-children'
+  | 'completed'
+  | 'failed'
+  | 'unknown';
+
+/**
+ * The sweeper's pass: closes runs whose job is gone (removed, failed for good, or lost with Redis) with
+ * run.failed, and copies a terminal event that reached the stream but not the row. Safe to run
+ * anywhere and concurrently: appends after a terminal event are refused, and finished rows never change.
+ */
+export async function sweepRuns(
+  deps: { db: Db; log: RunEventLog },
+  jobOf: (runId: string) => Promise<{ state: JobState; failedReason?: string | undefined }>,
+  opts: { olderThanMs: number; limit?: number },
+) {
+  const open = await deps.db
+    .selectFrom('agent_runs')
+    .select(['id', 'last_seq'])
+    .where('status', 'in', ['queued', 'running'])
+    .where('created_at', '<', new Date(Date.now() - opts.olderThanMs))
+    .orderBy('created_at')
+    .limit(opts.limit ?? 500)
+    .execute();
+  let closed = 0;
+  for (const run of open) {
+    const last = await deps.log.last(run.id);
+    if (last && isTerminal(last)) {
+      await finishRun(deps.db, run.id, last);
+      closed++;
+      continue;
+    }
+    const job = await jobOf(run.id);
+    if (job.state === 'missing' || job.state === 'failed' || job.state === 'completed') {
+      const detail =
+        job.state === 'failed'
+          ? `The run failed: ${job.failedReason ?? 'its job failed'}.`
+          : 'The run was lost: its job is gone.';
+      const terminal = await deps.log.append(run.id, 'run.failed', { detail }, run.last_seq);
+      if (terminal) await finishRun(deps.db, run.id, terminal);
+      closed++;
+    }
+  }
+  return { checked: open.length, closed };
+}
+
+export { cancelKey, CANCELLED };

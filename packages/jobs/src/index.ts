@@ -1,0 +1,6 @@
+export * from './queues';
+export * from './producer';
+export * from './worker-factory';
+export * from './run-log';
+export * from './run-hub';
+export { UnrecoverableError, Queue, Worker, type Job } from 'bullmq';

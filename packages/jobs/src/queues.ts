@@ -1,0 +1,85 @@
+import type { JobsOptions } from 'bullmq';
+import { z } from 'zod';
+
+const TenantId = z.uuid();
+
+/** Completed jobs are kept a day (count-capped), failed ones a week, so Redis never fills up. */
+const RETENTION: Pick<JobsOptions, 'removeOnComplete' | 'removeOnFail'> = {
+  removeOnComplete: { age: 24 * 3600, count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600, count: 5000 },
+};
+
+function job<S extends z.ZodType>(schema: S, options: JobsOptions) {
+  return { schema, options: { ...RETENTION, ...options } };
+}
+
+/**
+ * Every queue, declared once: its job names, a payload schema per job (ids, never records or secrets),
+ * and the retry policy of each job kind. Producer and worker both read this.
+ */
+export const QUEUES = {
+  agent: {
+    jobs: {
+      // A thrown infrastructure error retries, and the retry resumes the same run (run.resumed). Model
+      // and tool failures do not throw: they end the run with run.failed.
+      turn: job(z.object({ run_id: z.uuid(), tenant_id: TenantId }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 1000 },
+      }),
+    },
+  },
+  pulse: {
+    jobs: {
+      scan: job(z.object({ tenant_id: TenantId, scan_id: z.uuid().optional() }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 30_000 },
+      }),
+      reinvestigate: job(z.object({ tenant_id: TenantId, finding_id: z.string().min(1) }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5_000 },
+      }),
+    },
+  },
+  plans: {
+    jobs: {
+      generate: job(z.object({ tenant_id: TenantId, plan_id: z.string().min(1) }), { attempts: 2 }),
+      verify: job(
+        z.object({ tenant_id: TenantId, plan_id: z.string().min(1), seq: z.number().int().min(1) }),
+        {
+          attempts: 1,
+        },
+      ),
+      finalize: job(z.object({ tenant_id: TenantId, plan_id: z.string().min(1) }), { attempts: 2 }),
+    },
+  },
+  reports: {
+    jobs: {
+      morning: job(z.object({ tenant_id: TenantId }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 60_000 },
+      }),
+    },
+  },
+} as const;
+
+export type QueueName = keyof typeof QUEUES;
+export type JobName<Q extends QueueName> = keyof (typeof QUEUES)[Q]['jobs'] & string;
+type JobDef<Q extends QueueName, J extends JobName<Q>> = (typeof QUEUES)[Q]['jobs'][J];
+export type JobPayload<Q extends QueueName, J extends JobName<Q>> =
+  JobDef<Q, J> extends { schema: infer S extends z.ZodType } ? z.infer<S> : never;
+
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+
+/** The definition of one job, or undefined for a name the queue does not declare. */
+export function jobDefinition(
+  queue: QueueName,
+  name: string,
+): { schema: z.ZodType; options: JobsOptions } | undefined {
+  const jobs = QUEUES[queue].jobs as Record<string, { schema: z.ZodType; options: JobsOptions }>;
+  return Object.hasOwn(jobs, name) ? jobs[name] : undefined;
+}
+
+/** BullMQ's key prefix under ours; hash-tag REDIS_PREFIX (e.g. `{opsi}`) for Redis Cluster. */
+export function bullPrefix(redisPrefix: string): string {
+  return `${redisPrefix}:bull`;
+}

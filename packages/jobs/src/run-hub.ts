@@ -1,0 +1,190 @@
+import type { Redis } from 'ioredis';
+import type { RunEvent } from '@opsi/contracts';
+import type { Logger } from '@opsi/logger';
+import { isTerminal, parseRunEntry, seqOfId, type RunEventLog, type StreamEntry } from './run-log';
+
+export interface RunSubscription {
+  /** Stops delivery; safe to call more than once. */
+  close(): void;
+}
+
+export interface SubscribeOptions {
+  /** Receives events in order, each exactly once, the terminal event last. */
+  onEvents(events: RunEvent[]): void;
+  /** Called once when the subscription ends because the run's terminal event was delivered. */
+  onEnd?(): void;
+}
+
+interface Subscriber extends SubscribeOptions {
+  runId: string;
+  key: string;
+  seq: number;
+  closed: boolean;
+}
+
+const REPLAY_BATCH = 1000;
+const BLOCK_MS = 5000;
+
+/**
+ * Streams run events to many listeners over one blocking Redis connection.
+ *
+ * Written by hand because no library does this: a subscriber first replays what is stored after its
+ * cursor (XRANGE, in large batches), then joins one `XREAD BLOCK` that covers every watched run, from
+ * its own cursor. There is one cursor per subscriber and no pub/sub, so nothing falls between replay and
+ * live delivery, and nothing is delivered twice. New subscribers wake the blocked read by appending to
+ * a small wake stream that the read always includes, from the last wake id it saw, so a wake-up is
+ * never missed.
+ */
+export class RunStreamHub {
+  private readonly byKey = new Map<string, Set<Subscriber>>();
+  private readonly wakeKey: string;
+  private wakeCursor = '0-0';
+  private looping = false;
+  private stopped = false;
+
+  constructor(
+    private readonly log: RunEventLog,
+    /** A dedicated connection with the blocking role: it spends its life inside XREAD BLOCK. */
+    private readonly blocking: Redis,
+    /** A command connection, for replays and wake-ups. */
+    private readonly command: Redis,
+    redisPrefix: string,
+    private readonly logger?: Logger,
+  ) {
+    this.wakeKey = `${redisPrefix}:hub-wake:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+  }
+
+  /** Number of open subscriptions (for metrics and tests). */
+  get size(): number {
+    let n = 0;
+    for (const set of this.byKey.values()) n += set.size;
+    return n;
+  }
+
+  /** Replays the run's events after `afterSeq`, then delivers live ones until the terminal event. */
+  async subscribe(runId: string, afterSeq: number, options: SubscribeOptions): Promise<RunSubscription> {
+    const sub: Subscriber = {
+      ...options,
+      runId,
+      key: this.log.streamKey(runId),
+      seq: afterSeq,
+      closed: false,
+    };
+    const subscription = { close: () => this.remove(sub) };
+    for (;;) {
+      const batch = await this.log.read(runId, sub.seq, REPLAY_BATCH);
+      if (sub.closed) return subscription;
+      if (batch.length === 0) break;
+      if (this.deliver(sub, batch)) return subscription;
+      if (batch.length < REPLAY_BATCH) break;
+    }
+    // Attached at or after the terminal event of a finished run: nothing more will come.
+    const last = await this.log.last(runId);
+    if (sub.closed) return subscription;
+    if (last && isTerminal(last) && last.seq <= sub.seq) {
+      sub.closed = true;
+      sub.onEnd?.();
+      return subscription;
+    }
+    let set = this.byKey.get(sub.key);
+    if (!set) this.byKey.set(sub.key, (set = new Set()));
+    set.add(sub);
+    await this.wake();
+    return subscription;
+  }
+
+  /** Ends every subscription and the read loop. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.byKey.clear();
+    await this.wake().catch(() => undefined);
+  }
+
+  /** Delivers the events after the subscriber's cursor; answers true when the run ended. */
+  private deliver(sub: Subscriber, events: RunEvent[]): boolean {
+    const fresh = events.filter((e) => e.seq > sub.seq);
+    if (fresh.length === 0 || sub.closed) return false;
+    sub.seq = fresh[fresh.length - 1]!.seq;
+    sub.onEvents(fresh);
+    if (fresh.some(isTerminal)) {
+      this.remove(sub);
+      sub.onEnd?.();
+      return true;
+    }
+    return false;
+  }
+
+  private remove(sub: Subscriber) {
+    if (sub.closed) return;
+    sub.closed = true;
+    const set = this.byKey.get(sub.key);
+    set?.delete(sub);
+    if (set && set.size === 0) this.byKey.delete(sub.key);
+  }
+
+  private async wake() {
+    if (!this.looping && !this.stopped && this.byKey.size > 0) {
+      void this.loop();
+      return;
+    }
+    if (this.looping) {
+      await this.command
+        .multi()
+        .xadd(this.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1')
+        .expire(this.wakeKey, 3600)
+        .exec();
+    }
+  }
+
+  private async loop() {
+    this.looping = true;
+    try {
+      while (!this.stopped && this.byKey.size > 0) {
+        const keys: string[] = [];
+        const ids: string[] = [];
+        for (const [key, subs] of this.byKey) {
+          let min = Infinity;
+          for (const s of subs) min = Math.min(min, s.seq);
+          keys.push(key);
+          ids.push(`${min}-0`);
+        }
+        let result: Array<[string, StreamEntry[]]> | null;
+        try {
+          result = (await this.blocking.xread(
+            'COUNT',
+            500,
+            'BLOCK',
+            BLOCK_MS,
+            'STREAMS',
+            ...keys,
+            this.wakeKey,
+            ...ids,
+            this.wakeCursor,
+          )) as Array<[string, StreamEntry[]]> | null;
+        } catch (err) {
+          if (this.stopped) break;
+          this.logger?.warn({ err }, 'run stream read failed; retrying');
+          await new Promise((r) => setTimeout(r, 500));
+          continue;
+        }
+        for (const [key, entries] of result ?? []) {
+          if (key === this.wakeKey) {
+            this.wakeCursor = entries[entries.length - 1]![0];
+            continue;
+          }
+          const subs = this.byKey.get(key);
+          if (!subs) continue;
+          const runId = [...subs][0]!.runId;
+          const events = entries.map((e) => parseRunEntry(runId, e));
+          for (const sub of [...subs]) this.deliver(sub, events);
+        }
+      }
+    } finally {
+      this.looping = false;
+    }
+    // A subscriber may have arrived while the loop was finishing.
+    if (!this.stopped && this.byKey.size > 0) void this.loop();
+  }
+}
+
+export { seqOfId };

@@ -1,0 +1,126 @@
+import type { Redis } from 'ioredis';
+import { TERMINAL_KINDS, type RunEvent, type RunEventData, type RunEventKind } from '@opsi/contracts';
+
+// Appends one event with the next sequence number, atomically. The number is the stream entry id's
+// first part (`<seq>-0`), so it is dense (1, 2, 3…), never reused (XADD refuses an id that is not
+// greater than the last), and a reader's cursor is simply the id. Nothing is appended after a terminal
+// event; the terminal append starts the stream's expiry. ARGV[5] is a floor for the sequence: Postgres
+// remembers a run's last seq, so a stream lost with Redis never restarts at 1.
+const APPEND_LUA = `
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local seq = tonumber(ARGV[5])
+if #last > 0 then
+  local fields = last[1][2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 't' and fields[i + 1] == '1' then return -1 end
+  end
+  local lastSeq = tonumber(string.match(last[1][1], '^(%d+)'))
+  if lastSeq > seq then seq = lastSeq end
+end
+seq = seq + 1
+redis.call('XADD', KEYS[1], seq .. '-0', 'k', ARGV[1], 'a', ARGV[2], 'd', ARGV[3], 't', ARGV[4])
+if ARGV[4] == '1' then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6])) end
+return seq
+`;
+
+type AppendingRedis = Redis & {
+  opsiAppendRunEvent(
+    key: string,
+    kind: string,
+    at: string,
+    data: string,
+    terminal: string,
+    floor: number,
+    ttl: number,
+  ): Promise<number>;
+};
+
+export type StreamEntry = [id: string, fields: string[]];
+
+/** Turns a stream entry into the event a client sees: {seq, run_id, kind, at, ...fields}. */
+export function parseRunEntry(runId: string, [id, fields]: StreamEntry): RunEvent {
+  let kind = '';
+  let at = '';
+  let data = '{}';
+  for (let i = 0; i < fields.length; i += 2) {
+    const name = fields[i];
+    if (name === 'k') kind = fields[i + 1]!;
+    else if (name === 'a') at = fields[i + 1]!;
+    else if (name === 'd') data = fields[i + 1]!;
+  }
+  return { ...(JSON.parse(data) as object), seq: seqOfId(id), run_id: runId, kind: kind as RunEventKind, at };
+}
+
+export function seqOfId(id: string): number {
+  return Number(id.slice(0, id.indexOf('-')));
+}
+
+export function isTerminal(event: Pick<RunEvent, 'kind'>): boolean {
+  return TERMINAL_KINDS.includes(event.kind);
+}
+
+/** The per-run event log: one Redis stream per run. */
+export class RunEventLog {
+  private readonly redis: AppendingRedis;
+
+  constructor(
+    redis: Redis,
+    private readonly redisPrefix: string,
+    private readonly ttlSeconds: number,
+  ) {
+    this.redis = redis as AppendingRedis;
+    if (typeof this.redis.opsiAppendRunEvent !== 'function') {
+      redis.defineCommand('opsiAppendRunEvent', { numberOfKeys: 1, lua: APPEND_LUA });
+    }
+  }
+
+  streamKey(runId: string): string {
+    return `${this.redisPrefix}:run:${runId}:events`;
+  }
+
+  /** Appends an event; answers it with its seq, or null when the run already ended. */
+  async append<K extends RunEventKind>(
+    runId: string,
+    kind: K,
+    data: RunEventData<K>,
+    floor = 0,
+  ): Promise<RunEvent | null> {
+    const at = new Date().toISOString();
+    const terminal = TERMINAL_KINDS.includes(kind) ? '1' : '0';
+    const seq = await this.redis.opsiAppendRunEvent(
+      this.streamKey(runId),
+      kind,
+      at,
+      JSON.stringify(data),
+      terminal,
+      floor,
+      this.ttlSeconds,
+    );
+    if (seq < 0) return null;
+    return { ...(data as object), seq, run_id: runId, kind, at };
+  }
+
+  /** Events after `afterSeq`, oldest first, at most `count`. */
+  async read(runId: string, afterSeq: number, count = 1000): Promise<RunEvent[]> {
+    const entries = (await this.redis.xrange(
+      this.streamKey(runId),
+      `(${afterSeq}-0`,
+      '+',
+      'COUNT',
+      count,
+    )) as StreamEntry[];
+    return entries.map((e) => parseRunEntry(runId, e));
+  }
+
+  /** The last event, or undefined when the stream is empty or gone. */
+  async last(runId: string): Promise<RunEvent | undefined> {
+    const [entry] = (await this.redis.xrevrange(
+      this.streamKey(runId),
+      '+',
+      '-',
+      'COUNT',
+      1,
+    )) as StreamEntry[];
+    return entry ? parseRunEntry(runId, entry) : undefined;
+  }
+}
