@@ -54,8 +54,15 @@ export async function prepareTemplateDatabase(): Promise<string> {
     } finally {
       await handle.close();
     }
-    // Renamed only once complete, so a crash mid-build never leaves a half-migrated template.
-    await admin.query(`alter database "${building}" rename to "${template}"`);
+    // Renamed only once complete, so a crash mid-build never leaves a half-migrated template. Another
+    // run may have built the same template meanwhile: then ours is dropped.
+    try {
+      await admin.query(`alter database "${building}" rename to "${template}"`);
+    } catch (e) {
+      await admin.query(`drop database if exists "${building}" with (force)`);
+      const built = await admin.query('select 1 from pg_database where datname = $1', [template]);
+      if (!built.rowCount) throw e;
+    }
   });
   return template;
 }
@@ -67,7 +74,7 @@ export interface TestDatabase extends DatabaseHandle {
 
 /** A fresh database cloned from the migrated template: one per test file. */
 export async function createTestDatabase(): Promise<TestDatabase> {
-  const name = `${TEST_DB_PREFIX}${randomBytes(6).toString('hex')}`;
+  const name = `${TEST_DB_PREFIX}${Math.floor(Date.now() / 1000)}_${randomBytes(4).toString('hex')}`;
   await withAdmin((admin) => admin.query(`create database "${name}" template "${templateDatabaseName()}"`));
   const url = urlFor(name);
   const handle = createPostgresDatabase(url, { max: 5, applicationName: 'opsi-test' });
