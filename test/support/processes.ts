@@ -41,9 +41,12 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
 }
 
 export interface ServiceProcess {
+  /** The service's own Node process (no wrapper in between), so signals reach it as sent. */
   child: ChildProcess;
   url: string;
   output(): string;
+  /** Settles with the exit code (null when a signal ended it) once the process has exited. */
+  exited: Promise<number | null>;
   /** SIGTERM, then SIGKILL if it has not exited within `graceMs`; answers the exit code. */
   stop(graceMs?: number): Promise<number | null>;
 }
@@ -52,14 +55,16 @@ const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url
 
 /**
  * Starts an app entry point (default: apps/standalone, what `npm start` runs) as a real process and
- * waits until GET /readyz answers 200.
+ * waits until GET /readyz answers 200, or `readyUrl` when given (a worker serves only /healthz, on
+ * WORKER_METRICS_PORT). The entry runs as `node --import tsx <entry>`, not under the tsx CLI: the CLI
+ * is a parent process that relays SIGTERM but not SIGKILL, so killing it would orphan the service.
  */
 export async function startService(
   env: Record<string, string | undefined>,
-  opts: { entry?: string; readyTimeoutMs?: number } = {},
+  opts: { entry?: string; readyTimeoutMs?: number; readyUrl?: string } = {},
 ): Promise<ServiceProcess> {
   const port = Number(env.PORT ?? (await freePort()));
-  const child = spawn(TSX, [opts.entry ?? 'apps/standalone/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'apps/standalone/src/main.ts'], {
     cwd: REPO_ROOT,
     env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -67,20 +72,22 @@ export async function startService(
   let output = '';
   child.stdout!.on('data', (d) => (output += String(d)));
   child.stderr!.on('data', (d) => (output += String(d)));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = `http://127.0.0.1:${port}`;
+  const readyUrl = opts.readyUrl ?? `${url}/readyz`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
   for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`service exited with ${child.exitCode} before ready:\n${output}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`service exited with ${child.exitCode ?? child.signalCode} before ready:\n${output}`);
     try {
-      const res = await fetch(`${url}/readyz`);
+      const res = await fetch(readyUrl);
       if (res.status === 200) break;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`service not ready within the bound:\n${output}`);
+      throw new Error(`service not ready at ${readyUrl} within the bound:\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -88,12 +95,12 @@ export async function startService(
     child,
     url,
     output: () => output,
+    exited,
     async stop(graceMs = 20_000) {
-      if (child.exitCode !== null) return child.exitCode;
-      const exited = once(child, 'exit');
+      if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
       child.kill('SIGTERM');
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      const [code] = (await exited) as [number | null];
+      const code = await exited;
       clearTimeout(timer);
       return code;
     },

@@ -28,6 +28,8 @@ export async function readSse(
     headers?: Record<string, string>;
     stopAfter?: (events: SseEvent[]) => boolean;
     onEvent?: (event: SseEvent) => void;
+    /** Called once the response head has arrived, before any event is read. */
+    onOpen?: (res: Response) => void;
     timeoutMs?: number;
   } = {},
 ): Promise<SseResult> {
@@ -43,6 +45,7 @@ export async function readSse(
     comments: [],
     aborted: false,
   };
+  opts.onOpen?.(res);
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
     result.body = await res.json().catch(() => undefined);
     clearTimeout(timer);

@@ -4,10 +4,12 @@ import {
   AppError,
   createTenant,
   createUser,
+  deleteTenant,
   deleteUser,
   ensureDemoTenant,
   expireToken,
   setDailyAgentBudget,
+  updateTenant,
 } from '@opsi/core';
 import { migrateToLatest, openDatabase, pendingMigrations, type DatabaseHandle } from '@opsi/db';
 
@@ -70,6 +72,37 @@ tenant
         print({ tenant: t }, `tenant ${t.slug} created (${t.id}, tier ${t.tier})`);
       },
     ),
+  );
+
+tenant
+  .command('update <slug>')
+  .description("change a tenant's name, tier or timezone")
+  .option('--name <name>')
+  .addOption(new Option('--tier <tier>').choices(['free', 'team', 'enterprise']))
+  .option('--timezone <tz>', 'IANA timezone: schedules follow it')
+  .addOption(jsonOption)
+  .action(
+    run(
+      async (
+        slug: string,
+        o: { name?: string; tier?: 'free' | 'team' | 'enterprise'; timezone?: string },
+      ) => {
+        const t = await withDb((db) =>
+          updateTenant(db, slug, { name: o.name, tier: o.tier, timezone: o.timezone }),
+        );
+        print({ tenant: t }, `tenant ${t.slug} updated (tier ${t.tier}, timezone ${t.timezone})`);
+      },
+    ),
+  );
+tenant
+  .command('delete <slug>')
+  .description('delete a tenant: its tokens and sessions stop working at once, its schedules are dropped')
+  .addOption(jsonOption)
+  .action(
+    run(async (slug: string) => {
+      const t = await withDb((db) => deleteTenant(db, slug));
+      print({ tenant: t }, `tenant ${t.slug} deleted`);
+    }),
   );
 
 const user = program.command('user').description('users');

@@ -6,6 +6,7 @@ import { requestContext } from './http/request-context';
 import { buildRouter } from './http/router';
 import type { RouteSpec } from './http/route';
 import { buildOpenApi } from './openapi';
+import { mountQueueDashboard } from './http/queue-dashboard';
 import { routes } from './routes/index';
 import { opsRoutes } from './routes/ops.routes';
 import { defineRoute } from './http/route';
@@ -36,7 +37,7 @@ const SECURITY_HEADERS = {
 };
 
 /** The Koa application: request context, errors as {detail}, routes, and {detail} 404/405 for the rest. */
-export function createApp(deps: ApiDeps) {
+export async function createApp(deps: ApiDeps) {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   app.silent = true; // errors are logged once, by the error middleware, with the request id
   const metrics = createHttpMetrics();
@@ -47,6 +48,7 @@ export function createApp(deps: ApiDeps) {
     ctx.set(SECURITY_HEADERS);
     await next();
   });
+  await mountQueueDashboard(app, deps);
   app.use(async (ctx, next) => {
     await next();
     if (ctx.body != null) return;

@@ -12,7 +12,7 @@ export interface RunningApi {
 
 /** Starts the HTTP server on HOST:PORT (PORT 0 picks a free port). */
 export async function startApi(deps: ApiDeps): Promise<RunningApi> {
-  const app = createApp(deps);
+  const app = await createApp(deps);
   const server = createServer(app.callback());
   // Load balancers keep idle connections ~60 s; outlive them so they never reuse a closed socket.
   server.keepAliveTimeout = 65_000;
