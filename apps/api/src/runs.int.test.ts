@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { setDailyAgentBudget } from '@opsi/core';
 import {
@@ -222,6 +223,47 @@ describe('GET /api/v1/stream', () => {
     });
     expect(tools.status).toBe(400);
   });
+});
+
+describe('back-pressure', () => {
+  it('a client that stops reading is dropped once it falls too far behind; the run goes on', async () => {
+    const small = await startTestApi(t, { SSE_MAX_BUFFERED_BYTES: 64 * 1024 });
+    try {
+      const { port } = new URL(small.url);
+      // ~20 MB of events: more than loopback socket buffers absorb, so the server's writes are refused.
+      const prompt = script([{ deltas: 10_000, text: 'x'.repeat(2000) }]);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      await new Promise((r) => socket.once('connect', r));
+      socket.write(
+        `GET /api/v1/stream?${new URLSearchParams({ prompt })} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${aWrite}\r\n\r\n`,
+      );
+      let text = '';
+      let closed = false;
+      socket.on('data', (chunk) => (text += String(chunk)));
+      socket.on('error', () => undefined);
+      socket.on('close', () => (closed = true));
+      await new Promise((r) => socket.once('data', r));
+      socket.pause(); // stop reading
+      const sessionId = /X-Session-Id: (\S+)/i.exec(text)![1]!;
+      const runOf = () =>
+        t.db.selectFrom('agent_runs').select('status').where('session_id', '=', sessionId).executeTakeFirst();
+      for (let i = 0; i < 600 && (await runOf())?.status !== 'completed'; i++)
+        await new Promise((r) => setTimeout(r, 100));
+      expect((await runOf())?.status).toBe('completed');
+      socket.resume(); // read what is left: a dropped client never gets to the end
+      for (let i = 0; i < 200 && !closed; i++) await new Promise((r) => setTimeout(r, 50));
+      expect(text).toMatch(/^HTTP\/1.1 200/);
+      expect(closed).toBe(true);
+      expect(text).not.toContain('event: run.completed');
+      // The run itself completed, and re-attaching delivers all of it.
+      const rest = await readSse(attachUrl({ session_id: sessionId }), { token: aWrite, timeoutMs: 120_000 });
+      expect(rest.events.at(-1)!.event).toBe('run.completed');
+      expectGapless(rest.events);
+      expect(rest.events.length).toBe(10_000 + 3); // run.started, the deltas, message.completed, run.completed
+    } finally {
+      await small.close();
+    }
+  }, 120_000);
 });
 
 describe('GET /api/v1/stream/attach', () => {

@@ -9,8 +9,12 @@ export interface RunSubscription {
 }
 
 export interface SubscribeOptions {
-  /** Receives events in order, each exactly once, the terminal event last. */
-  onEvents(events: RunEvent[]): void;
+  /**
+   * Receives events in order, each exactly once, the terminal event last. During the replay of stored
+   * events a returned promise is awaited before the next batch (back-pressure: the log is the buffer);
+   * live events arrive at the run's pace and are not held back for one slow listener.
+   */
+  onEvents(events: RunEvent[]): void | Promise<void>;
   /** Called once when the subscription ends because the run's terminal event was delivered. */
   onEnd?(): void;
 }
@@ -75,7 +79,10 @@ export class RunStreamHub {
       const batch = await this.log.read(runId, sub.seq, REPLAY_BATCH);
       if (sub.closed) return subscription;
       if (batch.length === 0) break;
-      if (this.deliver(sub, batch)) return subscription;
+      const { ended, ready } = this.deliver(sub, batch);
+      if (ended) return subscription;
+      await ready;
+      if (sub.closed) return subscription;
       if (batch.length < REPLAY_BATCH) break;
     }
     // Attached at or after the terminal event of a finished run: nothing more will come.
@@ -100,18 +107,18 @@ export class RunStreamHub {
     await this.wake().catch(() => undefined);
   }
 
-  /** Delivers the events after the subscriber's cursor; answers true when the run ended. */
-  private deliver(sub: Subscriber, events: RunEvent[]): boolean {
+  /** Delivers the events after the subscriber's cursor; `ended` when the run's terminal event was among them. */
+  private deliver(sub: Subscriber, events: RunEvent[]): { ended: boolean; ready?: void | Promise<void> } {
     const fresh = events.filter((e) => e.seq > sub.seq);
-    if (fresh.length === 0 || sub.closed) return false;
+    if (fresh.length === 0 || sub.closed) return { ended: false };
     sub.seq = fresh[fresh.length - 1]!.seq;
-    sub.onEvents(fresh);
+    const ready = sub.onEvents(fresh);
     if (fresh.some(isTerminal)) {
       this.remove(sub);
       sub.onEnd?.();
-      return true;
+      return { ended: true };
     }
-    return false;
+    return { ended: false, ready };
   }
 
   private remove(sub: Subscriber) {

@@ -57,6 +57,8 @@ export async function streamRun(
   const subscription = await hub.subscribe(runId, afterSeq, {
     onEvents(events: RunEvent[]) {
       write(events.map(sseFrame).join(''));
+      // While replaying, the hub waits for the socket to drain before reading the next batch.
+      if (waiting && !res.destroyed) return drained(res);
     },
     onEnd: finish,
   });
@@ -82,6 +84,19 @@ export function openEventStream(ctx: Context, extra: Record<string, string> = {}
   });
   ctx.res.socket?.setNoDelay(true);
   return ctx.res;
+}
+
+/** Resolves when the response can take more, or has closed. */
+function drained(res: Context['res']): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 /** One event as an SSE frame. */
