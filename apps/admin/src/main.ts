@@ -1,5 +1,5 @@
-import { Command, Option } from 'commander';
-import { loadConfig } from '@opsi/config';
+import { Command, CommanderError, Option } from 'commander';
+import { loadConfigOrExit } from '@opsi/config';
 import {
   AppError,
   createTenant,
@@ -16,9 +16,15 @@ import { migrateToLatest, openDatabase, pendingMigrations, type DatabaseHandle }
 // `npm run admin -- <command>`: operator commands. No token: the operator has the database.
 // Every command takes --json and then prints exactly one JSON object on stdout.
 
-const config = loadConfig();
-const program = new Command('admin').description('opsi operator commands').showHelpAfterError();
-let json = false;
+const config = loadConfigOrExit();
+// With --json, even usage errors answer one JSON object on stdout; set before any command is defined,
+// because subcommands inherit these settings when they are created.
+let json = process.argv.includes('--json');
+const program = new Command('admin')
+  .description('opsi operator commands')
+  .exitOverride()
+  .configureOutput({ writeErr: (text) => void (json ? undefined : process.stderr.write(text)) });
+if (!json) program.showHelpAfterError();
 
 async function withDb<T>(fn: (db: DatabaseHandle['db']) => Promise<T>): Promise<T> {
   const handle = await openDatabase(config, 'opsi-admin');
@@ -198,7 +204,13 @@ program
 try {
   await program.parseAsync(process.argv);
 } catch (e) {
-  const detail = e instanceof AppError ? e.detail : (e as Error).message;
+  if (e instanceof CommanderError && e.exitCode === 0) process.exit(0); // --help, --version
+  const detail =
+    e instanceof AppError
+      ? e.detail
+      : e instanceof CommanderError
+        ? e.message.replace(/^error: /, '')
+        : (e as Error).message;
   if (json) process.stdout.write(`${JSON.stringify({ detail })}\n`);
   else process.stderr.write(`error: ${detail}\n`);
   process.exitCode = 1;

@@ -1,4 +1,4 @@
-import { loadConfig } from '@opsi/config';
+import { loadConfigOrExit } from '@opsi/config';
 import { openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
 import { resolveRevision } from './revision';
@@ -7,7 +7,7 @@ import { startApi } from './server';
 
 // The API process on its own (many machines). It needs shared services: the embedded ones have a single
 // owner and live only in `npm start`.
-const config = loadConfig();
+const config = loadConfigOrExit();
 const logger = createLogger(config, { app: 'api' });
 if (!config.DATABASE_URL || !config.REDIS_URL) {
   logger.fatal('apps/api needs DATABASE_URL and REDIS_URL; on one machine without them, run `npm start`');

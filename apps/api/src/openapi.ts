@@ -16,16 +16,46 @@ const STATUS_TEXT: Record<number, string> = {
   413: 'Request body too large',
   415: 'Unsupported body content type',
   429: 'Daily agent budget exhausted (Retry-After: seconds to 00:00 UTC)',
+  502: 'The agent run failed ({detail} says why)',
+  303: 'Redirect (HTML form posts)',
   503: 'A dependency is unavailable',
 };
 
-function jsonSchema(schema: z.ZodType, io: 'input' | 'output') {
-  const out = z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Record<
-    string,
-    unknown
-  >;
-  delete out.$schema;
-  return out;
+type Json = Record<string, unknown>;
+
+/**
+ * Converts zod schemas with zod's own JSON Schema generator. Schemas that carry an id come out as
+ * `$defs`; they are hoisted into components/schemas (an input variant gets its own name when it
+ * differs) and every `#/$defs/...` reference is pointed there, as OpenAPI 3.1 resolves refs from the root.
+ */
+function schemaConverter(components: Record<string, Json>) {
+  const rename = (value: unknown, names: Map<string, string>): unknown => {
+    if (Array.isArray(value)) return value.map((v) => rename(v, names));
+    if (!value || typeof value !== 'object') return value;
+    const out: Json = {};
+    for (const [k, v] of Object.entries(value as Json)) {
+      if (k === '$ref' && typeof v === 'string' && v.startsWith('#/$defs/')) {
+        const id = v.slice('#/$defs/'.length);
+        out[k] = `#/components/schemas/${names.get(id) ?? id}`;
+      } else out[k] = rename(v, names);
+    }
+    return out;
+  };
+  return (schema: z.ZodType, io: 'input' | 'output') => {
+    const generated = z.toJSONSchema(schema, { io, unrepresentable: 'any', reused: 'inline' }) as Json;
+    delete generated.$schema;
+    const defs = (generated.$defs ?? {}) as Record<string, Json>;
+    delete generated.$defs;
+    const names = new Map<string, string>();
+    for (const [id, def] of Object.entries(defs)) {
+      let name = id;
+      const existing = components[name];
+      if (existing && JSON.stringify(existing) !== JSON.stringify(rename(def, names))) name = `${id}Input`;
+      names.set(id, name);
+    }
+    for (const [id, def] of Object.entries(defs)) components[names.get(id)!] = rename(def, names) as Json;
+    return rename(generated, names) as Json;
+  };
 }
 
 const SECURITY: Record<string, Array<Record<string, string[]>>> = {
@@ -39,6 +69,8 @@ const SECURITY: Record<string, Array<Record<string, string[]>>> = {
 /** The OpenAPI 3.1 document, built from the same route declarations that serve requests. */
 export function buildOpenApi(routes: RouteSpec[], revision: string) {
   const paths: Record<string, Record<string, unknown>> = {};
+  const schemas: Record<string, Json> = {};
+  const jsonSchema = schemaConverter(schemas);
   for (const route of routes) {
     if (route.internal || route.auth === 'page') continue;
     const path = route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -72,6 +104,7 @@ export function buildOpenApi(routes: RouteSpec[], revision: string) {
     }
     const errorStatuses = new Set([...(route.errors ?? []), ...(route.auth === 'none' ? [] : [401, 403])]);
     if (route.params) errorStatuses.add(404);
+    if (route.body) errorStatuses.add(413);
     for (const status of [...errorStatuses].sort()) {
       const schema = status === 402 ? TierRestrictedBody : ErrorBody;
       responses[status] = {
@@ -113,6 +146,7 @@ export function buildOpenApi(routes: RouteSpec[], revision: string) {
     },
     servers: [{ url: '/' }],
     components: {
+      schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token opsi_<43 chars>' },
         session: {

@@ -1,9 +1,9 @@
-import { loadConfig } from '@opsi/config';
+import { loadConfigOrExit } from '@opsi/config';
 import { openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
 import { startScheduler } from './scheduler';
 
-const config = loadConfig();
+const config = loadConfigOrExit();
 const logger = createLogger(config, { app: 'scheduler' });
 if (!config.DATABASE_URL || !config.REDIS_URL) {
   logger.fatal(

@@ -1,5 +1,5 @@
 import { createApiRuntime, resolveRevision, startApi } from '@opsi/api';
-import { ConfigError, loadConfig } from '@opsi/config';
+import { loadConfigOrExit } from '@opsi/config';
 import { DEMO_EMAIL, DEMO_PASSWORD, ensureDemoTenant, findLiveUserByEmail } from '@opsi/core';
 import { EmbeddedDatabaseBusyError, migrateToLatest, openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
@@ -11,13 +11,7 @@ import { startWorker } from '@opsi/worker';
 // unset it runs embedded Postgres (PGlite under DATA_DIR) and an in-process Redis-compatible server,
 // both loaded only in that mode. It is the one app that composes the others.
 
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  console.error(e instanceof ConfigError ? e.message : e);
-  process.exit(2);
-}
+const config = loadConfigOrExit();
 const logger = createLogger(config, { app: 'standalone' });
 
 const embeddedRedis = config.REDIS_URL ? undefined : await startEmbeddedRedis();
@@ -97,7 +91,7 @@ async function stop(signal: string) {
   const deadline = setTimeout(() => {
     logger.error('shutdown took too long; exiting');
     process.exit(1);
-  }, 20_000).unref();
+  }, config.WORKER_SHUTDOWN_GRACE_MS + 15_000).unref(); // outlasts the worker's grace for active runs
   await api.close();
   await worker.close();
   await scheduler.close();

@@ -1,15 +1,9 @@
-import { ConfigError, loadConfig } from '@opsi/config';
+import { loadConfigOrExit } from '@opsi/config';
 import { openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
 import { startWorker } from './worker';
 
-let config;
-try {
-  config = loadConfig();
-} catch (e) {
-  console.error(e instanceof ConfigError ? e.message : e);
-  process.exit(2);
-}
+const config = loadConfigOrExit();
 const logger = createLogger(config, { app: 'worker' });
 if (!config.DATABASE_URL || !config.REDIS_URL) {
   logger.fatal('apps/worker needs DATABASE_URL and REDIS_URL; on one machine without them, run `npm start`');

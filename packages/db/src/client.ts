@@ -37,6 +37,10 @@ export function createPostgresDatabase(url: string, opts: { max?: number; applic
     application_name: opts.applicationName ?? 'opsi',
     types: pgTypes(),
   });
+  // An idle connection that breaks (Postgres restarted, the backend terminated, the network dropped)
+  // is an 'error' on the pool; unheard, it would crash the process. The pool has already discarded
+  // that connection and opens a new one for the next query, so there is nothing more to do.
+  pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres' as const, close: () => db.destroy() } satisfies DatabaseHandle;
 }

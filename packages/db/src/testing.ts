@@ -34,16 +34,38 @@ async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
-/** Global setup: builds the migrated template once and drops databases left by earlier runs. */
+/** Seconds since the epoch at which a test database was created, from its name. */
+function createdAt(datname: string): number {
+  return Number(/^opsi_t_(\d+)_/.exec(datname)?.[1] ?? 0);
+}
+
+/**
+ * Global setup: builds the migrated template once and drops databases that earlier runs left behind.
+ * Another test run may be using this server at the same time, so a test database is dropped only
+ * when it is old and nobody is connected to it, or very old; another template only when unused.
+ */
 export async function prepareTemplateDatabase(): Promise<string> {
   const template = templateDatabaseName();
   await withAdmin(async (admin) => {
-    const stale = await admin.query<{ datname: string }>(
-      `select datname from pg_database where datname like $1 or (datname like 'opsi_tpl_%' and datname <> $2)`,
+    const candidates = await admin.query<{ datname: string; connections: number }>(
+      `select d.datname, (select count(*)::int from pg_stat_activity a where a.datname = d.datname) as connections
+         from pg_database d where d.datname like $1 or (d.datname like 'opsi_tpl_%' and d.datname <> $2)`,
       [`${TEST_DB_PREFIX}%`, template],
     );
-    for (const { datname } of stale.rows)
-      await admin.query(`drop database if exists "${datname}" with (force)`);
+    const now = Date.now() / 1000;
+    for (const { datname, connections } of candidates.rows) {
+      if (datname.startsWith('opsi_tpl_')) {
+        // Another run's template (or its build in progress): only when nobody uses it.
+        if (connections === 0 && !datname.includes('_build_')) {
+          await admin.query(`drop database if exists "${datname}"`).catch(() => undefined);
+        }
+        continue;
+      }
+      const age = now - createdAt(datname);
+      if ((connections === 0 && age > 15 * 60) || age > 6 * 3600) {
+        await admin.query(`drop database if exists "${datname}" with (force)`);
+      }
+    }
     const exists = await admin.query('select 1 from pg_database where datname = $1', [template]);
     if (exists.rowCount) return;
     const building = `${template}_build_${randomBytes(3).toString('hex')}`;

@@ -5,7 +5,9 @@ import { TERMINAL_KINDS, type RunEvent, type RunEventData, type RunEventKind } f
 // first part (`<seq>-0`), so it is dense (1, 2, 3…), never reused (XADD refuses an id that is not
 // greater than the last), and a reader's cursor is simply the id. Nothing is appended after a terminal
 // event; the terminal append starts the stream's expiry. ARGV[5] is a floor for the sequence: Postgres
-// remembers a run's last seq, so a stream lost with Redis never restarts at 1.
+// checkpoints a run's last seq (at start, resume, tool results, the final message and the end), so a
+// stream lost with Redis continues after the checkpoint instead of at 1. Events after the checkpoint that
+// were lost with the stream may be renumbered: run Redis with AOF (docs/operations.md).
 const APPEND_LUA = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local seq = tonumber(ARGV[5])

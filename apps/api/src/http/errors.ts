@@ -49,6 +49,7 @@ export async function errorMiddleware(ctx: Context, next: Next) {
       status = raw.status;
       body = { detail: raw.detail };
       ctx.set(raw.headers);
+      if (status >= 500) (ctx.state.log ?? console).error({ err: raw, status }, raw.detail);
     } else if (raw instanceof ZodError) {
       status = 400;
       body = { detail: describeZodError(raw, 'request') };

@@ -31,8 +31,8 @@ export const postLogin = defineRoute({
   tags: ['browser session'],
   body: LoginBody.extend({ next: z.string().optional() }),
   bodyTypes: ['json', 'form'],
-  responses: { 200: SessionResponse },
-  errors: [400, 415],
+  responses: { 200: SessionResponse, 303: null },
+  errors: [400, 401, 415],
   handler: async ({ ctx, deps, body }) => {
     const isForm = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
     let session;

@@ -83,7 +83,7 @@ export const getHistoryRoute = defineRoute({
   tags: ['sessions'],
   query: HistoryQuery,
   responses: { 200: HistoryResponse },
-  errors: [400],
+  errors: [400, 404],
   handler: ({ deps, auth, query }) => getHistory(deps.db, auth.tenant.id, query.session_id),
 });
 

@@ -268,18 +268,28 @@ export async function executeRun(
     await end('run.failed', { detail: CANCELLED });
     return { outcome: 'cancelled' as const };
   }
-  if (last)
-    await deps.log.append(runId, 'run.resumed', { attempt: ctx.attempt, after_seq: last.seq }, run.last_seq);
-  else await deps.log.append(runId, 'run.started', { attempt: ctx.attempt }, run.last_seq);
+  const opened = last
+    ? await deps.log.append(runId, 'run.resumed', { attempt: ctx.attempt, after_seq: last.seq }, run.last_seq)
+    : await deps.log.append(runId, 'run.started', { attempt: ctx.attempt }, run.last_seq);
   await deps.db
     .updateTable('agent_runs')
     .set((eb) => ({
       status: 'running',
       attempts: ctx.attempt,
+      last_seq: Math.max(run.last_seq, opened?.seq ?? 0),
       started_at: eb.fn.coalesce('started_at', eb.val(new Date())),
     }))
     .where('id', '=', runId)
     .execute();
+  // Postgres keeps a checkpoint of the last seq (at start, resume, tool results and the final message),
+  // the floor from which numbering continues if Redis ever loses the stream.
+  const checkpoint = (seq: number) =>
+    deps.db
+      .updateTable('agent_runs')
+      .set({ last_seq: seq })
+      .where('id', '=', runId)
+      .where('last_seq', '<', seq)
+      .execute();
 
   const history = await deps.db
     .selectFrom('agent_messages')
@@ -304,11 +314,13 @@ export async function executeRun(
         signal,
       },
       async ({ kind, ...data }) => {
-        const appended = await deps.log.append(runId, kind, data as never);
+        const appended = await deps.log.append(runId, kind, data as never, run.last_seq);
         if (!appended) throw new EngineError('The run already ended.');
+        if (kind === 'tool.finished') await checkpoint(appended.seq);
       },
     );
-    await deps.log.append(runId, 'message.completed', { text: reply });
+    const completed = await deps.log.append(runId, 'message.completed', { text: reply }, run.last_seq);
+    if (completed) await checkpoint(completed.seq);
     await deps.db
       .insertInto('agent_messages')
       .values({

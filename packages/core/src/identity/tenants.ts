@@ -1,4 +1,5 @@
 import type { Db, Tenant, Tier } from '@opsi/db';
+import { appendAudit } from '../audit/audit-log';
 import { BadRequest, Conflict, NotFound } from '../errors';
 
 export const TENANT_COLUMNS = [
@@ -93,15 +94,24 @@ export async function updateTenant(db: Db, slug: string, input: UpdateTenantInpu
   const changes = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
   if (Object.keys(changes).length === 0)
     throw new BadRequest('nothing to change: give --name, --tier or --timezone');
-  const tenant = await db
-    .updateTable('tenants')
-    .set({ ...changes, updated_at: new Date() })
-    .where('slug', '=', slug)
-    .where('deleted_at', 'is', null)
-    .returning(TENANT_COLUMNS)
-    .executeTakeFirst();
-  if (!tenant) throw new NotFound(`no tenant ${slug}`);
-  return tenant;
+  return db.transaction().execute(async (tx) => {
+    const tenant = await tx
+      .updateTable('tenants')
+      .set({ ...changes, updated_at: new Date() })
+      .where('slug', '=', slug)
+      .where('deleted_at', 'is', null)
+      .returning(TENANT_COLUMNS)
+      .executeTakeFirst();
+    if (!tenant) throw new NotFound(`no tenant ${slug}`);
+    await appendAudit(tx, tenant.id, {
+      actor: { type: 'operator', id: null },
+      action: 'tenant.updated',
+      target_type: 'tenant',
+      target_id: tenant.id,
+      details: changes,
+    });
+    return tenant;
+  });
 }
 
 /**
@@ -109,15 +119,24 @@ export async function updateTenant(db: Db, slug: string, input: UpdateTenantInpu
  * of it stops working at once and the scheduler drops its schedules.
  */
 export async function deleteTenant(db: Db, slug: string) {
-  const tenant = await db
-    .updateTable('tenants')
-    .set({ deleted_at: new Date(), updated_at: new Date() })
-    .where('slug', '=', slug)
-    .where('deleted_at', 'is', null)
-    .returning(TENANT_COLUMNS)
-    .executeTakeFirst();
-  if (!tenant) throw new NotFound(`no tenant ${slug}`);
-  return tenant;
+  return db.transaction().execute(async (tx) => {
+    const tenant = await tx
+      .updateTable('tenants')
+      .set({ deleted_at: new Date(), updated_at: new Date() })
+      .where('slug', '=', slug)
+      .where('deleted_at', 'is', null)
+      .returning(TENANT_COLUMNS)
+      .executeTakeFirst();
+    if (!tenant) throw new NotFound(`no tenant ${slug}`);
+    await appendAudit(tx, tenant.id, {
+      actor: { type: 'operator', id: null },
+      action: 'tenant.deleted',
+      target_type: 'tenant',
+      target_id: tenant.id,
+      details: { slug: tenant.slug },
+    });
+    return tenant;
+  });
 }
 
 export async function getTenantBySlug(db: Db, slug: string) {

@@ -46,8 +46,11 @@ export async function mintToken(db: Db, auth: Auth, input: MintTokenInput) {
   const name = input.name.trim();
   if (name.length < 1 || name.length > 100) throw new BadRequest('name must be 1 to 100 characters');
   const { token, hint, hash } = generateToken();
+  // From the database clock, like created_at, so the two never disagree.
   const expiresAt =
-    input.expiresInDays === undefined ? null : new Date(Date.now() + input.expiresInDays * 86_400_000);
+    input.expiresInDays === undefined
+      ? null
+      : sql<Date>`now() + make_interval(days => ${input.expiresInDays})`;
   return db.transaction().execute(async (tx) => {
     const row = await tx
       .insertInto('api_tokens')
@@ -122,6 +125,9 @@ export async function revokeToken(db: Db, auth: Auth, tokenId: string): Promise<
  * Recorded in the tenant's audit log with the operator as actor.
  */
 export async function expireToken(db: Db, tokenId: string) {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(tokenId)) {
+    throw new NotFound(`no token ${tokenId}`);
+  }
   return db.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('api_tokens')
