@@ -76,18 +76,20 @@ export async function startService(
   const url = `http://127.0.0.1:${port}`;
   const readyUrl = opts.readyUrl ?? `${url}/readyz`;
   const deadline = Date.now() + (opts.readyTimeoutMs ?? 90_000);
+  let lastAnswer = 'no answer';
   for (;;) {
     if (child.exitCode !== null || child.signalCode !== null)
       throw new Error(`service exited with ${child.exitCode ?? child.signalCode} before ready:\n${output}`);
     try {
       const res = await fetch(readyUrl);
       if (res.status === 200) break;
+      lastAnswer = `${res.status} ${await res.text()}`;
     } catch {
       // not listening yet
     }
     if (Date.now() > deadline) {
       child.kill('SIGKILL');
-      throw new Error(`service not ready at ${readyUrl} within the bound:\n${output}`);
+      throw new Error(`service not ready at ${readyUrl} within the bound (${lastAnswer}):\n${output}`);
     }
     await new Promise((r) => setTimeout(r, 200));
   }
