@@ -124,6 +124,153 @@ export interface AgentMessagesTable {
   created_at: CreatedAt;
 }
 
+type UpdatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+type JsonColumn<T> = ColumnType<T, string | undefined, string>;
+type NumericColumn = ColumnType<number | null, number | null | undefined, number | null>;
+
+export type ConnectionKind = 'demo' | 'terraform_state' | 'aws';
+export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed';
+
+export interface CloudConnectionsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  kind: ConnectionKind;
+  config: JsonColumn<Record<string, unknown>>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface DemoEnvironmentsTable {
+  tenant_id: string;
+  seed: number;
+  size: 'small' | 'medium' | 'large';
+  epoch: string; // YYYY-MM-DD
+  day: ColumnType<number, number | undefined, number>;
+  commands: JsonColumn<Array<{ day: number; command: string }>>;
+  updated_at: UpdatedAt;
+}
+
+export interface InventoryScansTable {
+  id: Generated<string>;
+  tenant_id: string;
+  connection_id: string;
+  status: ColumnType<ScanStatus, ScanStatus | undefined, ScanStatus>;
+  phase: ColumnType<string, string | undefined, string>;
+  counts: JsonColumn<Record<string, number>>;
+  error: string | null;
+  snapshot_id: string | null;
+  requested_by: ColumnType<string, string | undefined, string>;
+  created_at: CreatedAt;
+  started_at: NullableTimestamp;
+  finished_at: NullableTimestamp;
+}
+
+export interface InventorySnapshotsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  connection_id: string;
+  scan_id: string | null;
+  observed_at: Timestamp;
+  taken_at: CreatedAt;
+  resource_count: number;
+  edge_count: number;
+  created_count: ColumnType<number, number | undefined, number>;
+  updated_count: ColumnType<number, number | undefined, number>;
+  deleted_count: ColumnType<number, number | undefined, number>;
+}
+
+export interface ResourcesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  connection_id: string;
+  arn: string;
+  type: string;
+  native_id: string;
+  account_id: string;
+  region: string;
+  availability_zone: string | null;
+  name: string | null;
+  tags: JsonColumn<Record<string, string>>;
+  attributes: JsonColumn<Record<string, unknown>>;
+  size_value: NumericColumn;
+  size_unit: string | null;
+  monthly_cost: NumericColumn;
+  console_url: string | null;
+  content_hash: string;
+  first_seen: Timestamp;
+  last_seen: Timestamp;
+  snapshot_id: string;
+  deleted_at: NullableTimestamp;
+}
+
+export interface ResourceEdgesTable {
+  tenant_id: string;
+  from_arn: string;
+  to_arn: string;
+  kind: string;
+  source: string;
+  confidence: number;
+  first_seen: Timestamp;
+  last_seen: Timestamp;
+  snapshot_id: string;
+}
+
+export interface ResourceHistoryTable {
+  id: Generated<number>;
+  tenant_id: string;
+  arn: string;
+  type: string;
+  snapshot_id: string;
+  observed_at: Timestamp;
+  change: 'created' | 'updated' | 'deleted';
+  changed_fields: ColumnType<string[], string[] | undefined, string[]>;
+  before: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  after: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+}
+
+export interface MetricsDailyTable {
+  tenant_id: string;
+  arn: string;
+  metric: string;
+  day: string;
+  avg: number | null;
+  max: number | null;
+  sum: number | null;
+}
+
+export interface CostDailyTable {
+  tenant_id: string;
+  arn: string;
+  day: string;
+  product_code: string;
+  usage_type: string;
+  unblended_cost: number;
+}
+
+export interface InventoryEventsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  kind: 'cloudtrail' | 'alert';
+  at: Timestamp;
+  name: string;
+  actor: string | null;
+  source_ip: string | null;
+  fingerprint: string | null;
+  severity: string | null;
+  service: string | null;
+  arns: ColumnType<string[], string[] | undefined, string[]>;
+  payload: JsonColumn<Record<string, unknown>>;
+  dedupe_key: string;
+}
+
+export interface PricesTable {
+  region: string;
+  sku: string;
+  unit: string;
+  usd: number;
+  source: string;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -135,6 +282,17 @@ export interface Database {
   agent_sessions: AgentSessionsTable;
   agent_runs: AgentRunsTable;
   agent_messages: AgentMessagesTable;
+  cloud_connections: CloudConnectionsTable;
+  demo_environments: DemoEnvironmentsTable;
+  inventory_scans: InventoryScansTable;
+  inventory_snapshots: InventorySnapshotsTable;
+  resources: ResourcesTable;
+  resource_edges: ResourceEdgesTable;
+  resource_history: ResourceHistoryTable;
+  metrics_daily: MetricsDailyTable;
+  cost_daily: CostDailyTable;
+  inventory_events: InventoryEventsTable;
+  prices: PricesTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -1,0 +1,87 @@
+import type { CollectedInventory, Connector } from '../model';
+import type { PriceBook } from '../pricing';
+import { applyCommand, type AppliedCommand } from './commands';
+import { buildFiller } from './filler';
+import { buildSeeded, type Seeded } from './seeded';
+import { demoCosts, demoMetrics } from './signals';
+import { applyTimeline, HISTORY_START_DAY } from './timeline';
+import { WorldBuilder, type DemoSpec } from './world';
+
+export {
+  DemoCommandError,
+  SUPPORTED_COMMANDS,
+  parseCommand,
+  type AppliedCommand,
+  type CommandEffect,
+} from './commands';
+export { FILLER_SERVICES, type DemoSize, type DemoSpec } from './world';
+export { HISTORY_START_DAY } from './timeline';
+export { METRIC_WINDOW_DAYS } from './signals';
+
+/**
+ * The environment on the spec's day: the seeded organization as of day -7, the timeline up to the day,
+ * then the operator's commands in the order they were run (a command whose target a later churn
+ * removed changes nothing on replay).
+ */
+export function buildWorld(spec: DemoSpec): { world: WorldBuilder; seeded: Seeded } {
+  const world = new WorldBuilder(spec);
+  const seeded = buildSeeded(world);
+  const filler = buildFiller(world);
+  applyTimeline(world, seeded, filler);
+  spec.commands
+    .filter((c) => c.day <= spec.day)
+    .forEach((c, i) => {
+      try {
+        applyCommand(world, c.command, i);
+      } catch {
+        // It was valid when run; its target has since gone (e.g. an instance autoscaling replaced).
+      }
+    });
+  return { world, seeded };
+}
+
+/** What the inventory of a world is: resources, edges, metrics, cost lines, events up to its clock. */
+export function collectWorld(spec: DemoSpec, book: PriceBook): CollectedInventory {
+  const { world, seeded } = buildWorld(spec);
+  return {
+    observedAt: world.observedAt,
+    resources: [...world.resources.values()],
+    edges: [...world.edges.values()],
+    metrics: demoMetrics(world, seeded),
+    costs: demoCosts(world, book),
+    events: world.events.filter((e) => Date.parse(e.at) < world.observedAt.getTime() + 60_000),
+  };
+}
+
+/**
+ * Checks a command against the environment as it is now, without keeping anything: answers what it
+ * would change, or throws DemoCommandError (unsupported, malformed, or refused as AWS would).
+ */
+export function tryCommand(spec: DemoSpec, command: string): AppliedCommand {
+  const { world } = buildWorld(spec);
+  return applyCommand(world, command, spec.commands.filter((c) => c.day <= spec.day).length);
+}
+
+export interface DemoConnector extends Connector {
+  /** The environment's past (days -7 and -1), for the first scan, so drift has history from the start. */
+  backfill(): CollectedInventory[];
+}
+
+export function createDemoConnector(spec: DemoSpec, book: PriceBook): DemoConnector {
+  return {
+    kind: 'demo',
+    async collect({ onProgress } = {}) {
+      onProgress?.('generating', 0, null);
+      const inventory = collectWorld(spec, book);
+      onProgress?.('generating', inventory.resources.length, inventory.resources.length);
+      return inventory;
+    },
+    backfill() {
+      return [HISTORY_START_DAY, spec.day - 1]
+        .filter((day, i, all) => day < spec.day && all.indexOf(day) === i)
+        .map((day) =>
+          collectWorld({ ...spec, day, commands: spec.commands.filter((c) => c.day <= day) }, book),
+        );
+    },
+  };
+}
