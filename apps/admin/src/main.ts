@@ -2,6 +2,14 @@ import { Command, CommanderError, Option } from 'commander';
 import { loadConfigOrExit } from '@opsi/config';
 import {
   AppError,
+  advanceDemo,
+  connectEnvironment,
+  execDemoCommand,
+  getScan,
+  getTenantBySlug,
+  requestScan,
+  runScan,
+  type ConnectInput,
   createTenant,
   createUser,
   deleteTenant,
@@ -12,6 +20,9 @@ import {
   updateTenant,
 } from '@opsi/core';
 import { migrateToLatest, openDatabase, pendingMigrations, type DatabaseHandle } from '@opsi/db';
+import type { DemoSize } from '@opsi/inventory';
+import { JobProducer } from '@opsi/jobs';
+import { createRedis } from '@opsi/redis';
 
 // `npm run admin -- <command>`: operator commands. No token: the operator has the database.
 // Every command takes --json and then prints exactly one JSON object on stdout.
@@ -187,16 +198,187 @@ program
     }),
   );
 
+/** The tenant named by --tenant, or a clear error. */
+async function tenantId(db: DatabaseHandle['db'], slug: string): Promise<string> {
+  return (await getTenantBySlug(db, slug)).id;
+}
+
+/**
+ * Runs a scan and waits for it. With REDIS_URL it is queued for the workers and watched; without (the
+ * embedded single-machine mode, where no service holds the database right now) it runs here.
+ */
+async function scanAndWait(db: DatabaseHandle['db'], tenant: string, wait: boolean) {
+  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'producer') : null;
+  const producer = redis ? new JobProducer(redis, config.REDIS_PREFIX) : null;
+  try {
+    const scan = await requestScan(db, producer, tenant, 'operator');
+    const show = (phase: string, counts: Record<string, number>) => {
+      if (json || !process.stderr.isTTY) return;
+      const shown = Object.entries(counts)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(' · ');
+      process.stderr.write(`\r\x1b[2K  scan ${scan.id.slice(0, 8)}: ${phase}${shown ? ` · ${shown}` : ''}`);
+    };
+    if (!producer) {
+      const done = await runScan(db, scan.id, { onProgress: show });
+      if (!json && process.stderr.isTTY) process.stderr.write('\n');
+      return done;
+    }
+    if (!wait) return scan;
+    for (;;) {
+      const current = (await getScan(db, tenant, scan.id))!;
+      show(current.phase, current.counts);
+      if (current.status === 'completed' || current.status === 'failed') {
+        if (!json && process.stderr.isTTY) process.stderr.write('\n');
+        if (current.status === 'failed') throw new AppError(500, `scan failed: ${current.error}`);
+        return current;
+      }
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  } finally {
+    await producer?.close();
+  }
+}
+
+const env = program.command('env').description("the tenant's connected environment");
+env
+  .command('connect')
+  .description('connect the demo environment, a Terraform state file, or an AWS account (read-only)')
+  .requiredOption('--tenant <slug>')
+  .option('--demo', 'the built-in demo environment')
+  .option('--seed <n>', 'demo seed', (v) => {
+    if (!/^\d+$/.test(v)) throw new AppError(400, '--seed must be a whole number');
+    return Number(v);
+  })
+  .addOption(new Option('--size <size>', 'demo size').choices(['small', 'medium', 'large']))
+  .option('--terraform-state <file>', 'the output of terraform show -json')
+  .option('--aws-profile <profile>', 'an AWS profile of the standard credential chain')
+  .option('--regions <list>', 'AWS regions to scan, comma-separated', 'us-east-1')
+  .addOption(jsonOption)
+  .action(
+    run(
+      async (o: {
+        tenant: string;
+        demo?: boolean;
+        seed?: number;
+        size?: DemoSize;
+        terraformState?: string;
+        awsProfile?: string;
+        regions: string;
+      }) => {
+        const chosen = [o.demo, o.terraformState, o.awsProfile].filter(Boolean).length;
+        if (chosen !== 1)
+          throw new AppError(400, 'give exactly one of --demo, --terraform-state FILE, --aws-profile P');
+        const input: ConnectInput = o.demo
+          ? {
+              kind: 'demo',
+              ...(o.seed !== undefined ? { seed: o.seed } : {}),
+              ...(o.size ? { size: o.size } : {}),
+            }
+          : o.terraformState
+            ? { kind: 'terraform_state', file: o.terraformState }
+            : {
+                kind: 'aws',
+                profile: o.awsProfile!,
+                regions: o.regions
+                  .split(',')
+                  .map((r) => r.trim())
+                  .filter(Boolean),
+              };
+        const connection = await withDb(async (db) => {
+          const c = await connectEnvironment(db, await tenantId(db, o.tenant), input);
+          return {
+            id: c.id,
+            kind: c.kind,
+            config: input.kind === 'terraform_state' ? { file: input.file } : c.config,
+            created_at: c.created_at,
+            updated_at: c.updated_at,
+          };
+        });
+        print(
+          { connection },
+          `${o.tenant}: connected ${connection.kind} (${connection.id}). Run: npm run admin -- scan --tenant ${o.tenant} --wait`,
+        );
+      },
+    ),
+  );
+
 program
+  .command('scan')
+  .description("scan the tenant's environment: sync the inventory, then run the detectors")
+  .requiredOption('--tenant <slug>')
+  .option('--wait', 'wait until it is done, showing progress')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string; wait?: boolean }) => {
+      const scan = await withDb(async (db) => scanAndWait(db, await tenantId(db, o.tenant), Boolean(o.wait)));
+      print(
+        { scan },
+        `scan ${scan.id}: ${scan.status}${'counts' in scan ? ` ${JSON.stringify(scan.counts)}` : ''}`,
+      );
+    }),
+  );
+
+const demo = program
   .command('demo')
-  .description('create the demo tenant and user (idempotent) and say how to sign in')
+  .description(
+    'create the demo tenant and user, connect the demo environment and run the first scan (idempotent)',
+  )
   .addOption(jsonOption)
   .action(
     run(async () => {
-      const d = await withDb((db) => ensureDemoTenant(db));
+      const result = await withDb(async (db) => {
+        const d = await ensureDemoTenant(db);
+        const connected = await db
+          .selectFrom('cloud_connections')
+          .select('id')
+          .where('tenant_id', '=', d.tenant.id)
+          .executeTakeFirst();
+        if (!connected) await connectEnvironment(db, d.tenant.id, { kind: 'demo' });
+        const scanned = await db
+          .selectFrom('inventory_scans')
+          .select('id')
+          .where('tenant_id', '=', d.tenant.id)
+          .where('status', '=', 'completed')
+          .executeTakeFirst();
+        const scan = scanned ? null : await scanAndWait(db, d.tenant.id, true);
+        return { ...d, scan };
+      });
       print(
-        { tenant: d.tenant, user: d.user, login: d.login },
-        `demo tenant ready. Start the service (npm start) and sign in at /login as ${d.login.email} / ${d.login.password}`,
+        { tenant: result.tenant, user: result.user, login: result.login, scan: result.scan },
+        `demo tenant ready${result.scan ? ` and scanned (${result.scan.status})` : ''}. Start the service (npm start) and sign in at /login as ${result.login.email} / ${result.login.password}`,
+      );
+    }),
+  );
+demo
+  .command('exec <command>')
+  .description('apply a mutating AWS CLI command to the demo environment, as a user fixing something would')
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (command: string, o: { tenant: string }) => {
+      const applied = await withDb(async (db) => execDemoCommand(db, await tenantId(db, o.tenant), command));
+      print(
+        { applied },
+        `applied on day ${applied.day}: ${applied.operation} (${applied.effects.map((e) => `${e.change} ${e.arn}`).join(', ')})`,
+      );
+    }),
+  );
+demo
+  .command('advance')
+  .description('move the demo environment forward in simulated time')
+  .requiredOption('--tenant <slug>')
+  .requiredOption('--days <n>', 'days to advance', (v) => {
+    if (!/^\d+$/.test(v)) throw new AppError(400, '--days must be a whole number');
+    return Number(v);
+  })
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string; days: number }) => {
+      const environment = await withDb(async (db) => advanceDemo(db, await tenantId(db, o.tenant), o.days));
+      print(
+        { environment },
+        `${o.tenant}: the demo environment is now at day ${environment.day} (${environment.now})`,
       );
     }),
   );

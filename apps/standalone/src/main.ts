@@ -1,6 +1,13 @@
 import { createApiRuntime, resolveRevision, startApi } from '@opsi/api';
 import { loadConfigOrExit } from '@opsi/config';
-import { DEMO_EMAIL, DEMO_PASSWORD, ensureDemoTenant, findLiveUserByEmail } from '@opsi/core';
+import {
+  connectEnvironment,
+  DEMO_EMAIL,
+  DEMO_PASSWORD,
+  ensureDemoTenant,
+  findLiveUserByEmail,
+  requestScan,
+} from '@opsi/core';
 import { EmbeddedDatabaseBusyError, migrateToLatest, openDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
 import { startEmbeddedRedis } from '@opsi/redis';
@@ -49,6 +56,12 @@ if (config.DEMO_SEED) {
     .executeTakeFirst();
   if (!seeded) {
     demo = await ensureDemoTenant(database.db);
+    const connected = await database.db
+      .selectFrom('cloud_connections')
+      .select('id')
+      .where('tenant_id', '=', demo.tenant.id)
+      .executeTakeFirst();
+    if (!connected) await connectEnvironment(database.db, demo.tenant.id, { kind: 'demo' });
     await database.db
       .insertInto('service_meta')
       .values({ key: 'demo_seeded', value: JSON.stringify({ at: new Date().toISOString() }) })
@@ -72,6 +85,8 @@ const api = await startApi({
   revision,
   extraMetrics: [worker.registry],
 });
+// The first start scans the demo environment in the background: the in-process worker takes it.
+if (demo) await requestScan(database.db, runtime.runs.producer, demo.tenant.id, 'first start');
 
 const url = config.PUBLIC_URL ?? api.url;
 const demoUser = await findLiveUserByEmail(database.db, DEMO_EMAIL);

@@ -1,10 +1,19 @@
 import { createServer, type Server } from 'node:http';
 import { createEngine } from '@opsi/agent';
 import type { Config } from '@opsi/config';
-import { cancelChannel, executeRun, sweepRuns, type JobState } from '@opsi/core';
+import {
+  cancelChannel,
+  executeRun,
+  requestScan,
+  runScan,
+  ScanBusy,
+  sweepRuns,
+  type JobState,
+} from '@opsi/core';
 import type { Db } from '@opsi/db';
 import {
   createQueueWorker,
+  DelayedError,
   JobProducer,
   RunEventLog,
   type QueueHandlers,
@@ -52,6 +61,25 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   // Handlers per queue. Queues whose jobs arrive with later work (scans, plans, reports) have none yet,
   // and a pool configured for them refuses to start rather than take jobs it cannot do.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
+    pulse: {
+      scan: async (payload, ctx) => {
+        // A scheduled scan carries no scan id: record one, and keep it in the job so a retry reuses it.
+        let scanId = payload.scan_id;
+        if (!scanId) {
+          scanId = (await requestScan(deps.db, null, payload.tenant_id, 'schedule')).id;
+          await ctx.job.updateData({ ...payload, scan_id: scanId });
+        }
+        try {
+          const scan = await runScan(deps.db, scanId);
+          return { scan_id: scan.id, status: scan.status };
+        } catch (e) {
+          if (!(e instanceof ScanBusy)) throw e;
+          // Another scan of this tenant is running: come back later rather than fail or run alongside.
+          await ctx.job.moveToDelayed(Date.now() + 15_000, ctx.token);
+          throw new DelayedError();
+        }
+      },
+    },
     agent: {
       turn: (payload, ctx) =>
         executeRun(

@@ -46,7 +46,7 @@ export const EnvSchema = z.object({
   // Worker pools: which queues this process serves, and how many jobs of each at once.
   WORKER_QUEUES: z
     .string()
-    .default('agent')
+    .default('agent,pulse')
     .transform((v) =>
       v
         .split(',')

@@ -10,3 +10,4 @@ export * from './demo';
 export * from './agent-sessions/budget';
 export * from './agent-sessions/sessions';
 export * from './agent-sessions/runs';
+export * from './inventory/scans';

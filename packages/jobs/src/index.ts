@@ -3,4 +3,4 @@ export * from './producer';
 export * from './worker-factory';
 export * from './run-log';
 export * from './run-hub';
-export { UnrecoverableError, Queue, Worker, type Job } from 'bullmq';
+export { DelayedError, UnrecoverableError, Queue, Worker, type Job } from 'bullmq';

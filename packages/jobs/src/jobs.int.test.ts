@@ -44,11 +44,15 @@ describe('job contracts', () => {
 
   it('the worker factory demands a handler for every job of the queue', () => {
     expect(() =>
-      createQueueWorker('pulse', { scan: async () => undefined } as never, {
-        ...workerOptions(),
-        autorun: false,
-      }),
-    ).toThrow(/no handler for job reinvestigate/);
+      createQueueWorker(
+        'plans',
+        { generate: async () => undefined, verify: async () => undefined } as never,
+        {
+          ...workerOptions(),
+          autorun: false,
+        },
+      ),
+    ).toThrow(/no handler for job finalize/);
   });
 
   it('an invalid payload (queued by other code) fails at once, without retry; a valid one is handled', async () => {

@@ -5,6 +5,8 @@ import { bullPrefix, jobDefinition, QUEUES, type JobName, type JobPayload, type 
 
 export interface JobContext {
   job: Job;
+  /** The lock token, for job.moveToDelayed(…, token) and friends. */
+  token: string | undefined;
   signal: AbortSignal;
   log: Logger;
 }
@@ -44,7 +46,7 @@ export function createQueueWorker<Q extends QueueName>(
   }
   const worker = new Worker(
     queue,
-    async (job: Job, _token?: string, signal?: AbortSignal) => {
+    async (job: Job, token?: string, signal?: AbortSignal) => {
       const log = o.logger.child({ queue, job: job.name, job_id: job.id, attempt: job.attemptsStarted });
       const definition = jobDefinition(queue, job.name);
       if (!definition) throw new UnrecoverableError(`unknown job ${queue}.${job.name}`);
@@ -58,6 +60,7 @@ export function createQueueWorker<Q extends QueueName>(
       const handler = (handlers as Record<string, JobHandler<Q, JobName<Q>>>)[job.name]!;
       return handler(parsed.data as JobPayload<Q, JobName<Q>>, {
         job,
+        token,
         signal: signal ?? new AbortController().signal,
         log,
       });

@@ -194,7 +194,7 @@ export function buildSeeded(w: WorldBuilder): Seeded {
       access_key_id: bobKey,
       user_name: 'bob',
       status: 'Active',
-      create_date: w.iso(-200, 11, 0),
+      create_date: w.iso(-200),
       access_key_last_used_date: w.iso(-2, 16, 40),
     },
   });

@@ -1,0 +1,355 @@
+import { readFileSync } from 'node:fs';
+import { sql, type Db } from '@opsi/db';
+import {
+  createDemoConnector,
+  DemoCommandError,
+  PriceBook,
+  syncInventory,
+  tryCommand,
+  type CollectedInventory,
+  type Connector,
+  type DemoSize,
+  type DemoSpec,
+  type SyncResult,
+} from '@opsi/inventory';
+import type { JobProducer } from '@opsi/jobs';
+import { BadRequest, Conflict, NotFound } from '../errors';
+
+export type ConnectInput =
+  | { kind: 'demo'; seed?: number; size?: DemoSize; epoch?: string }
+  | { kind: 'terraform_state'; file: string }
+  | { kind: 'aws'; profile: string; regions: string[] };
+
+const today = () => new Date().toISOString().slice(0, 10);
+
+/**
+ * Connects a tenant's environment (one per tenant; connecting again replaces it). A demo environment
+ * starts on day 0 at today's date with no commands; Terraform state is read now and kept, so every
+ * worker scans the same state.
+ */
+export async function connectEnvironment(db: Db, tenantId: string, input: ConnectInput) {
+  let config: Record<string, unknown>;
+  if (input.kind === 'demo') {
+    const seed = input.seed ?? 42;
+    if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 31 - 1)
+      throw new BadRequest('--seed must be a whole number from 0 to 2147483647');
+    config = { seed, size: input.size ?? 'small' };
+  } else if (input.kind === 'terraform_state') {
+    let state: unknown;
+    try {
+      state = JSON.parse(readFileSync(input.file, 'utf8'));
+    } catch (e) {
+      throw new BadRequest(`cannot read Terraform state ${input.file}: ${(e as Error).message}`);
+    }
+    const { parseTerraformState } = await import('@opsi/inventory/terraform');
+    parseTerraformState(state); // refuse what is not `terraform show -json` output now, not at scan time
+    config = { file: input.file, state };
+  } else {
+    if (!input.regions.length) throw new BadRequest('--regions needs at least one region');
+    config = { profile: input.profile, regions: input.regions };
+  }
+  return db.transaction().execute(async (tx) => {
+    const connection = await tx
+      .insertInto('cloud_connections')
+      .values({ tenant_id: tenantId, kind: input.kind, config: JSON.stringify(config) })
+      .onConflict((oc) =>
+        oc
+          .column('tenant_id')
+          .doUpdateSet({ kind: input.kind, config: JSON.stringify(config), updated_at: new Date() }),
+      )
+      .returning(['id', 'tenant_id', 'kind', 'config', 'created_at', 'updated_at'])
+      .executeTakeFirstOrThrow();
+    if (input.kind === 'demo') {
+      const values = {
+        tenant_id: tenantId,
+        seed: Number(config.seed),
+        size: config.size as DemoSize,
+        epoch: input.epoch ?? today(),
+        day: 0,
+        commands: '[]',
+      };
+      await tx
+        .insertInto('demo_environments')
+        .values(values)
+        .onConflict((oc) =>
+          oc
+            .column('tenant_id')
+            .doUpdateSet({
+              seed: values.seed,
+              size: values.size,
+              epoch: values.epoch,
+              day: 0,
+              commands: '[]',
+              updated_at: new Date(),
+            }),
+        )
+        .execute();
+    }
+    return connection;
+  });
+}
+
+async function demoSpec(db: Db, tenantId: string, forUpdate = false): Promise<DemoSpec> {
+  let q = db
+    .selectFrom('demo_environments')
+    .select(['seed', 'size', 'epoch', 'day', 'commands'])
+    .where('tenant_id', '=', tenantId);
+  if (forUpdate) q = q.forUpdate();
+  const env = await q.executeTakeFirst();
+  if (!env) throw new NotFound('This tenant has no demo environment: run env connect --demo first.');
+  return {
+    seed: env.seed,
+    size: env.size,
+    epoch: String(env.epoch).slice(0, 10),
+    day: env.day,
+    commands: env.commands,
+  };
+}
+
+/**
+ * Applies a mutating AWS CLI command to the tenant's demo environment, as a user fixing something
+ * would. The command is checked against the environment as it is now; an unsupported, malformed or
+ * refused command changes nothing.
+ */
+export async function execDemoCommand(db: Db, tenantId: string, command: string) {
+  return db.transaction().execute(async (tx) => {
+    const spec = await demoSpec(tx, tenantId, true);
+    let applied;
+    try {
+      applied = tryCommand(spec, command);
+    } catch (e) {
+      if (e instanceof DemoCommandError) throw new BadRequest(`An error occurred (${e.code}): ${e.message}`);
+      throw e;
+    }
+    await tx
+      .updateTable('demo_environments')
+      .set({
+        commands: JSON.stringify([...spec.commands, { day: spec.day, command }]),
+        updated_at: new Date(),
+      })
+      .where('tenant_id', '=', tenantId)
+      .execute();
+    return { ...applied, day: spec.day };
+  });
+}
+
+/** Moves the tenant's demo environment forward in simulated time (its churn and drift happen). */
+export async function advanceDemo(db: Db, tenantId: string, days: number) {
+  if (!Number.isInteger(days) || days < 1 || days > 365)
+    throw new BadRequest('--days must be a whole number from 1 to 365');
+  const env = await db
+    .updateTable('demo_environments')
+    .set((eb) => ({ day: eb('day', '+', days), updated_at: new Date() }))
+    .where('tenant_id', '=', tenantId)
+    .returning(['seed', 'size', 'epoch', 'day'])
+    .executeTakeFirst();
+  if (!env) throw new NotFound('This tenant has no demo environment: run env connect --demo first.');
+  const epoch = String(env.epoch).slice(0, 10);
+  return {
+    ...env,
+    epoch,
+    now: new Date(Date.parse(`${epoch}T00:00:00Z`) + env.day * 86_400_000).toISOString(),
+  };
+}
+
+/** Records a scan and enqueues it; the job id is the scan id, so asking twice never scans twice. */
+export async function requestScan(
+  db: Db,
+  producer: JobProducer | null,
+  tenantId: string,
+  requestedBy: string,
+) {
+  const connection = await db
+    .selectFrom('cloud_connections')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .executeTakeFirst();
+  if (!connection) throw new Conflict('This tenant has no connected environment: run env connect first.');
+  const scan = await db
+    .insertInto('inventory_scans')
+    .values({ tenant_id: tenantId, connection_id: connection.id, requested_by: requestedBy })
+    .returning(['id', 'tenant_id', 'status', 'phase', 'created_at'])
+    .executeTakeFirstOrThrow();
+  if (producer)
+    await producer.enqueue(
+      'pulse',
+      'scan',
+      { tenant_id: tenantId, scan_id: scan.id },
+      { jobId: `scan-${scan.id}` },
+    );
+  return scan;
+}
+
+export function getScan(db: Db, tenantId: string, scanId: string) {
+  return db
+    .selectFrom('inventory_scans')
+    .select([
+      'id',
+      'tenant_id',
+      'status',
+      'phase',
+      'counts',
+      'error',
+      'snapshot_id',
+      'created_at',
+      'started_at',
+      'finished_at',
+    ])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', scanId)
+    .executeTakeFirst();
+}
+
+/** What a scan needs besides the database: hooks that later capabilities plug in. */
+export interface ScanHooks {
+  /** Runs the detectors over the new snapshot (the findings work plugs in here). */
+  detect?: (db: Db, tenantId: string, sync: SyncResult) => Promise<Record<string, number>>;
+  onProgress?: (phase: string, counts: Record<string, number>) => void;
+}
+
+export class ScanBusy extends Error {
+  constructor(readonly otherScanId: string) {
+    super(`another scan of this tenant is running (${otherScanId})`);
+  }
+}
+
+async function connectorFor(
+  db: Db,
+  tenantId: string,
+  kind: string,
+  config: Record<string, unknown>,
+  book: PriceBook,
+): Promise<{ connector: Connector; backfill: () => CollectedInventory[] }> {
+  if (kind === 'demo') {
+    const connector = createDemoConnector(await demoSpec(db, tenantId), book);
+    return { connector, backfill: () => connector.backfill() };
+  }
+  if (kind === 'terraform_state') {
+    const { createTerraformStateConnector } = await import('@opsi/inventory/terraform');
+    return { connector: createTerraformStateConnector({ json: config.state }), backfill: () => [] };
+  }
+  const { createAwsConnector } = await import('@opsi/inventory/aws');
+  return {
+    connector: createAwsConnector({ profile: String(config.profile), regions: config.regions as string[] }),
+    backfill: () => [],
+  };
+}
+
+/**
+ * Runs one scan: sync the tenant's connection into a snapshot (the demo's first scan also records its
+ * past, days -7 and -1, so drift has history), then the detectors. Idempotent per scan id: a completed
+ * scan is not run again. Two scans of one tenant never run at once: the second throws ScanBusy (the
+ * queue retries it later) and the sync itself holds the connection's row lock.
+ */
+export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
+  const scan = await db.selectFrom('inventory_scans').selectAll().where('id', '=', scanId).executeTakeFirst();
+  if (!scan) throw new NotFound(`no scan ${scanId}`);
+  if (scan.status === 'completed') return scan;
+  const tenantId = scan.tenant_id;
+  // Check and claim under the connection's row lock, so two scans cannot both see "none running".
+  await db.transaction().execute(async (tx) => {
+    await sql`select 1 from cloud_connections where id = ${scan.connection_id} for update`.execute(tx);
+    const other = await tx
+      .selectFrom('inventory_scans')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('status', '=', 'running')
+      .where('id', '!=', scanId)
+      .where('started_at', '>', new Date(Date.now() - 3_600_000)) // a scan dead for an hour no longer blocks
+      .executeTakeFirst();
+    if (other) throw new ScanBusy(other.id);
+    await tx
+      .updateTable('inventory_scans')
+      .set({ status: 'running', phase: 'collecting', started_at: new Date(), error: null })
+      .where('id', '=', scanId)
+      .execute();
+  });
+  const counts: Record<string, number> = {};
+  let lastWrite = 0;
+  const progress = async (phase: string, force = false) => {
+    hooks.onProgress?.(phase, counts);
+    if (!force && Date.now() - lastWrite < 500) return;
+    lastWrite = Date.now();
+    await db
+      .updateTable('inventory_scans')
+      .set({ phase, counts: JSON.stringify(counts) })
+      .where('id', '=', scanId)
+      .execute();
+  };
+  try {
+    const connection = await db
+      .selectFrom('cloud_connections')
+      .select(['id', 'kind', 'config'])
+      .where('id', '=', scan.connection_id)
+      .executeTakeFirstOrThrow();
+    const book = await PriceBook.load(db);
+    const { connector, backfill } = await connectorFor(
+      db,
+      tenantId,
+      connection.kind,
+      connection.config,
+      book,
+    );
+    const target = { tenantId, connectionId: connection.id, scanId };
+    const firstScan = !(await db
+      .selectFrom('inventory_snapshots')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .limit(1)
+      .executeTakeFirst());
+    if (firstScan) {
+      for (const past of backfill()) {
+        await progress('recording history', true);
+        await syncInventory(db, target, past, book);
+      }
+    }
+    const inventory = await connector.collect({
+      onProgress: (phase) => void progress(`collecting: ${phase}`),
+    });
+    counts.collected = inventory.resources.length;
+    await progress('syncing', true);
+    const sync = await syncInventory(db, target, inventory, book, (phase, done) => {
+      counts[`synced_${phase}`] = done;
+      void progress('syncing');
+    });
+    Object.assign(counts, {
+      resources: sync.resources,
+      edges: sync.edges,
+      created: sync.created,
+      updated: sync.updated,
+      deleted: sync.deleted,
+      metrics: sync.metrics,
+      costs: sync.costs,
+      events: sync.events,
+    });
+    for (const key of Object.keys(counts)) if (key.startsWith('synced_')) delete counts[key];
+    if (hooks.detect) {
+      await progress('detecting', true);
+      Object.assign(counts, await hooks.detect(db, tenantId, sync));
+    }
+    return await db
+      .updateTable('inventory_scans')
+      .set({
+        status: 'completed',
+        phase: 'done',
+        counts: JSON.stringify(counts),
+        snapshot_id: sync.snapshotId,
+        finished_at: new Date(),
+      })
+      .where('id', '=', scanId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
+  } catch (e) {
+    await db
+      .updateTable('inventory_scans')
+      .set({
+        status: 'failed',
+        phase: 'failed',
+        error: (e as Error).message.slice(0, 2000),
+        finished_at: new Date(),
+      })
+      .where('id', '=', scanId)
+      .execute();
+    throw e;
+  }
+}
