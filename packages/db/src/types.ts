@@ -271,6 +271,119 @@ export interface PricesTable {
   source: string;
 }
 
+export type FindingStatus = 'open' | 'acknowledged' | 'in_progress' | 'resolved' | 'dismissed' | 'confirmed';
+
+export interface FindingGroupsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  fingerprint: string;
+  check_id: string;
+  domain: string;
+  title: string;
+  highest_severity: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export interface FindingsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  group_id: string;
+  check_id: string;
+  fingerprint: string;
+  domain: string;
+  title: string;
+  severity: string;
+  severity_rank: number;
+  status: ColumnType<FindingStatus, FindingStatus | undefined, FindingStatus>;
+  narrative: string;
+  run_reasoning: ColumnType<string, string | undefined, string>;
+  producing_agent: string;
+  confidence: number;
+  estimated_savings: ColumnType<number, number | undefined, number>;
+  sighting_count: ColumnType<number, number | undefined, number>;
+  regressed: ColumnType<boolean, boolean | undefined, boolean>;
+  scan_id: string | null;
+  detected_at: CreatedAt;
+  last_seen_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  last_reinvestigated_at: NullableTimestamp;
+  resolved_at: NullableTimestamp;
+  resolved_by: string | null;
+  updated_at: UpdatedAt;
+}
+
+export interface FindingResourcesTable {
+  finding_id: string;
+  tenant_id: string;
+  arn: string;
+  type: string;
+  native_id: string;
+  name: string | null;
+  account_id: string;
+  region: string;
+  measured_size: NumericColumn;
+  size_unit: string | null;
+  monthly_cost: NumericColumn;
+  console_url: string | null;
+  action_type: string;
+  savings: ColumnType<number, number | undefined, number>;
+}
+
+export interface RecommendationsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  finding_id: string;
+  rationale: string;
+  action_type: string;
+  savings: ColumnType<number, number | undefined, number>;
+  effort: 'low' | 'medium' | 'high';
+  priority: number;
+  created_at: CreatedAt;
+}
+
+export interface FindingAuditStepsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  finding_id: string;
+  seq: number;
+  step_kind: 'query' | 'tool' | 'reasoning';
+  tool_name: string;
+  title: string;
+  query_sql: string | null;
+  status: 'success' | 'error';
+  error_message: string | null;
+  result_preview: ColumnType<unknown, string | null, string | null>;
+  row_count: number | null;
+  duration_ms: number | null;
+  is_self_correction: ColumnType<boolean, boolean | undefined, boolean>;
+  rerunnable: ColumnType<boolean, boolean | undefined, boolean>;
+  result_hash: string | null;
+  executed_at: CreatedAt;
+}
+
+export interface FindingGroupEventsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  group_id: string;
+  finding_id: string | null;
+  kind: string;
+  agent: string;
+  status: string | null;
+  detail: JsonColumn<Record<string, unknown>>;
+  at: CreatedAt;
+}
+
+export interface NotificationsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  kind: string;
+  title: string;
+  body: string;
+  finding_id: string | null;
+  created_at: CreatedAt;
+  read_at: NullableTimestamp;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -293,6 +406,13 @@ export interface Database {
   cost_daily: CostDailyTable;
   inventory_events: InventoryEventsTable;
   prices: PricesTable;
+  finding_groups: FindingGroupsTable;
+  findings: FindingsTable;
+  finding_resources: FindingResourcesTable;
+  recommendations: RecommendationsTable;
+  finding_audit_steps: FindingAuditStepsTable;
+  finding_group_events: FindingGroupEventsTable;
+  notifications: NotificationsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

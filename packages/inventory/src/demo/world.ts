@@ -308,7 +308,9 @@ export class WorldBuilder implements DemoWorld {
           http_tokens: o.imdsV2 === false ? 'optional' : 'required',
           http_endpoint: 'enabled',
         },
-        platform: o.platform ?? 'Linux/UNIX',
+        // As EC2 describes it: Platform only for Windows; the readable text in PlatformDetails.
+        platform: o.platform === 'windows' ? 'windows' : null,
+        platform_details: o.platform === 'windows' ? 'Windows' : 'Linux/UNIX',
         architecture: 'x86_64',
         ebs_optimized: true,
         image_id: this.id('ami', `${o.tags.service ?? o.name}:ami`),

@@ -1,0 +1,5 @@
+import type { Detector } from '../detector';
+import { ebsUnattached } from './ebs-unattached';
+
+/** The finops detectors. */
+export const FINOPS_DETECTORS: Detector[] = [ebsUnattached];

@@ -1,0 +1,33 @@
+import type { AwsClientCtor, SdkClient } from './aws-clients';
+import type { InventoryBuilder } from './inventory-builder';
+import { errorName, isAccessDenied } from './shape';
+
+/** What a service collector gets for one region (or for a global service, its home region). */
+export interface CollectContext {
+  region: string;
+  /** Every region of the sync (S3 keeps the buckets located in one of them). */
+  regions: readonly string[];
+  out: InventoryBuilder;
+  client<C extends SdkClient>(Ctor: AwsClientCtor<C>, region?: string): C;
+  /** The options every `send` and paginator gets, so an aborted sync stops at the next request. */
+  send: { abortSignal: AbortSignal };
+  /** How many per-item detail calls (per bucket, per user...) to keep pending at once. */
+  width: number;
+}
+
+export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; denied: boolean };
+
+/**
+ * A per-item detail call whose "not there" errors (NoSuchBucketPolicy, NoSuchEntity...) or an
+ * AccessDenied on that one item mean "absent" rather than a failed sync.
+ */
+export async function tolerate<T>(call: Promise<T>, absentCodes: readonly string[]): Promise<Outcome<T>> {
+  try {
+    return { ok: true, value: await call };
+  } catch (err) {
+    const code = errorName(err);
+    if (isAccessDenied(err)) return { ok: false, code, denied: true };
+    if (absentCodes.includes(code)) return { ok: false, code, denied: false };
+    throw err;
+  }
+}
