@@ -3,6 +3,7 @@ import { createEngine } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
   cancelChannel,
+  executeReinvestigation,
   executeRun,
   requestScan,
   runScan,
@@ -16,6 +17,7 @@ import {
   DelayedError,
   JobProducer,
   RunEventLog,
+  type JobContext,
   type QueueHandlers,
   type QueueName,
   type Worker,
@@ -48,6 +50,13 @@ const CONCURRENCY: Record<QueueName, keyof Config> = {
   reports: 'WORKER_CONCURRENCY_REPORTS',
 };
 
+/** Another scan of the tenant is running: come back later rather than fail or run alongside. */
+async function retryLaterIfBusy(e: unknown, ctx: JobContext): Promise<never> {
+  if (!(e instanceof ScanBusy)) throw e;
+  await ctx.job.moveToDelayed(Date.now() + 15_000, ctx.token);
+  throw new DelayedError();
+}
+
 /** Starts one BullMQ worker per queue named in WORKER_QUEUES, each with its configured concurrency. */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, logger } = deps;
@@ -73,10 +82,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           const scan = await runScan(deps.db, scanId);
           return { scan_id: scan.id, status: scan.status };
         } catch (e) {
-          if (!(e instanceof ScanBusy)) throw e;
-          // Another scan of this tenant is running: come back later rather than fail or run alongside.
-          await ctx.job.moveToDelayed(Date.now() + 15_000, ctx.token);
-          throw new DelayedError();
+          return retryLaterIfBusy(e, ctx);
+        }
+      },
+      reinvestigate: async (payload, ctx) => {
+        try {
+          return await executeReinvestigation(deps.db, payload.tenant_id, payload.finding_id);
+        } catch (e) {
+          return retryLaterIfBusy(e, ctx);
         }
       },
     },

@@ -1,3 +1,4 @@
 export * from './common';
 export * from './identity';
 export * from './runs';
+export * from './pulse';

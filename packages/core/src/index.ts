@@ -11,3 +11,5 @@ export * from './agent-sessions/budget';
 export * from './agent-sessions/sessions';
 export * from './agent-sessions/runs';
 export * from './inventory/scans';
+export * from './pulse/findings';
+export * from './pulse/reinvestigate';

@@ -26,7 +26,7 @@ export class JobProducer {
     queue: Q,
     job: J,
     payload: JobPayload<Q, J>,
-    options: Pick<JobsOptions, 'jobId' | 'delay' | 'priority'> = {},
+    options: Pick<JobsOptions, 'jobId' | 'delay' | 'priority' | 'deduplication'> = {},
   ) {
     const definition = jobDefinition(queue, job);
     if (!definition) throw new Error(`queue ${queue} declares no job ${job}`);

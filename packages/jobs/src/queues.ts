@@ -30,10 +30,13 @@ export const QUEUES = {
   },
   pulse: {
     jobs: {
-      // Reinvestigation arrives with the findings work; a pool serves every job its queue declares.
       scan: job(z.object({ tenant_id: TenantId, scan_id: z.uuid().optional() }), {
         attempts: 3,
         backoff: { type: 'exponential', delay: 30_000 },
+      }),
+      reinvestigate: job(z.object({ tenant_id: TenantId, finding_id: z.uuid() }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5_000 },
       }),
     },
   },

@@ -3,6 +3,7 @@ import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
+import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
 import { tokenRoutes } from './tokens.routes';
@@ -14,6 +15,7 @@ export const routes: RouteSpec[] = [
   ...organizationRoutes,
   ...agentRoutes,
   ...sessionRoutes,
+  ...pulseRoutes,
   ...authRoutes,
   ...pageRoutes,
 ];

@@ -12,6 +12,7 @@ import {
   type DemoSpec,
   type SyncResult,
 } from '@opsi/inventory';
+import { DETECTORS, runDetectors } from '@opsi/detectors';
 import type { JobProducer } from '@opsi/jobs';
 import { BadRequest, Conflict, NotFound } from '../errors';
 
@@ -72,16 +73,14 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
         .insertInto('demo_environments')
         .values(values)
         .onConflict((oc) =>
-          oc
-            .column('tenant_id')
-            .doUpdateSet({
-              seed: values.seed,
-              size: values.size,
-              epoch: values.epoch,
-              day: 0,
-              commands: '[]',
-              updated_at: new Date(),
-            }),
+          oc.column('tenant_id').doUpdateSet({
+            seed: values.seed,
+            size: values.size,
+            epoch: values.epoch,
+            day: 0,
+            commands: '[]',
+            updated_at: new Date(),
+          }),
         )
         .execute();
     }
@@ -200,11 +199,28 @@ export function getScan(db: Db, tenantId: string, scanId: string) {
     .executeTakeFirst();
 }
 
-/** What a scan needs besides the database: hooks that later capabilities plug in. */
+/** What a scan does besides syncing, and who watches it. */
 export interface ScanHooks {
-  /** Runs the detectors over the new snapshot (the findings work plugs in here). */
-  detect?: (db: Db, tenantId: string, sync: SyncResult) => Promise<Record<string, number>>;
+  /**
+   * Runs the detectors over the new snapshot; all of them unless given, none when null (a
+   * reinvestigation's fresh sync checks one finding itself).
+   */
+  detect?:
+    ((db: Db, tenantId: string, sync: SyncResult, scanId: string) => Promise<Record<string, number>>) | null;
   onProgress?: (phase: string, counts: Record<string, number>) => void;
+}
+
+async function detectAll(db: Db, tenantId: string, _sync: SyncResult, scanId: string) {
+  const summary = await runDetectors(db, tenantId, DETECTORS, { scanId });
+  return {
+    detectors: summary.detectors,
+    findings: summary.findings,
+    new_findings: summary.newFindings,
+    rediscovered: summary.rediscovered,
+    regressed: summary.regressed,
+    clustered: summary.clustered,
+    failed_queries: summary.failedQueries,
+  };
 }
 
 export class ScanBusy extends Error {
@@ -323,9 +339,10 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
       events: sync.events,
     });
     for (const key of Object.keys(counts)) if (key.startsWith('synced_')) delete counts[key];
-    if (hooks.detect) {
+    const detect = hooks.detect === undefined ? detectAll : hooks.detect;
+    if (detect) {
       await progress('detecting', true);
-      Object.assign(counts, await hooks.detect(db, tenantId, sync));
+      Object.assign(counts, await detect(db, tenantId, sync, scanId));
     }
     return await db
       .updateTable('inventory_scans')
