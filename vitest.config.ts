@@ -9,6 +9,8 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
+          // Projects run as groups in this order; vitest requires distinct groups when maxWorkers differ.
+          sequence: { groupOrder: 0 },
           include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts'],
           exclude: ['**/*.int.test.ts', '**/node_modules/**'],
         },
@@ -17,6 +19,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'integration',
+          sequence: { groupOrder: 1 },
           include: ['packages/*/src/**/*.int.test.ts', 'apps/*/src/**/*.int.test.ts'],
         },
       },
@@ -24,6 +27,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'e2e',
+          sequence: { groupOrder: 2 },
           include: ['test/**/*.e2e.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,
@@ -35,6 +39,7 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'browser',
+          sequence: { groupOrder: 3 },
           include: ['test/browser/**/*.test.ts'],
           testTimeout: 120_000,
           hookTimeout: 180_000,

@@ -1,3 +1,17 @@
+import type { z } from 'zod';
+
+/**
+ * A tool the agent may call: read-only, already scoped to the caller's tenant (the worker builds the
+ * set for each turn), with a zod schema for its input.
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- one list holds tools of different input types
+export interface AgentTool<I = any, O = unknown> {
+  name: string;
+  description: string;
+  input: z.ZodType<I>;
+  execute(input: I, signal: AbortSignal): Promise<O>;
+}
+
 /** One earlier message of the session, oldest first. */
 export interface ConversationMessage {
   role: 'user' | 'assistant';
@@ -12,6 +26,8 @@ export interface TurnInput {
   history: ConversationMessage[];
   /** When set, the turn may use only these tools. */
   selectedTools?: string[] | undefined;
+  /** The tools of this turn (selected_tools already applied), scoped to the tenant. */
+  tools: AgentTool[];
   /** Aborted when the session is deleted or the turn's deadline passes. */
   signal: AbortSignal;
 }
@@ -53,4 +69,10 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
     };
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** A short text preview of a tool's output, for tool.finished events. */
+export function previewOf(output: unknown, max = 400): string {
+  const text = typeof output === 'string' ? output : JSON.stringify(output);
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -2,6 +2,7 @@ export * from './engine';
 export * from './builtin-engine';
 export * from './scripted-engine';
 export * from './tools';
+export * from './grounding';
 
 import { BuiltinEngine } from './builtin-engine';
 import type { AgentEngine } from './engine';

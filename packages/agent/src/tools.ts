@@ -4,11 +4,3 @@ export interface ToolInfo {
   description: string;
   input_schema: Record<string, unknown>;
 }
-
-/**
- * The tools a tenant's agent may use. None exist until the agent's own work lands (findings, resources,
- * incidents, learnings, runbooks, inventory SQL); `selected_tools` naming any other tool is refused.
- */
-export function availableTools(_tenant: { id: string; tier: string }): ToolInfo[] {
-  return [];
-}

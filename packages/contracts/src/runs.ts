@@ -91,3 +91,7 @@ export interface RunEvent {
   at: string;
   [field: string]: unknown;
 }
+
+export const ToolsResponse = z
+  .object({ tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })) })
+  .meta({ id: 'ToolList' });

@@ -13,3 +13,4 @@ export * from './agent-sessions/runs';
 export * from './inventory/scans';
 export * from './pulse/findings';
 export * from './pulse/reinvestigate';
+export * from './agent/tools';

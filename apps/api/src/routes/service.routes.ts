@@ -1,5 +1,6 @@
 import { VersionResponse } from '@opsi/contracts';
-import { MeResponse } from '@opsi/contracts';
+import { MeResponse, ToolsResponse } from '@opsi/contracts';
+import { availableTools } from '@opsi/core';
 import { defineRoute } from '../http/route';
 import { tenantView, userView } from './views';
 
@@ -30,4 +31,14 @@ export const getMe = defineRoute({
   },
 });
 
-export const serviceRoutes = [getVersion, getMe];
+export const getTools = defineRoute({
+  method: 'GET',
+  path: '/api/v1/tools/available',
+  auth: 'read',
+  summary: 'Agent tools available to the tenant: name, description and input schema',
+  tags: ['agent'],
+  responses: { 200: ToolsResponse },
+  handler: ({ auth }) => ({ tools: availableTools(auth.tenant) }),
+});
+
+export const serviceRoutes = [getVersion, getMe, getTools];

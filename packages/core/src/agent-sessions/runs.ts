@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
-import { availableTools, EngineError, type AgentEngine } from '@opsi/agent';
+import { EngineError, type AgentEngine } from '@opsi/agent';
 import type { RunEvent } from '@opsi/contracts';
 import type { Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
+import { availableTools, buildAgentTools } from '../agent/tools';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
@@ -311,6 +312,9 @@ export async function executeRun(
         prompt: run.prompt,
         history,
         selectedTools: run.selected_tools ?? undefined,
+        tools: buildAgentTools(deps.db, run.tenant_id).filter(
+          (t) => !run.selected_tools?.length || run.selected_tools.includes(t.name),
+        ),
         signal,
       },
       async ({ kind, ...data }) => {

@@ -1,0 +1,440 @@
+// The run-pipeline benchmark: our API, worker and job layer side by side with the bare libraries under
+// them, in one run, on a scratch database and a Redis prefix of its own. `npm run bench:runs`; see
+// docs/performance.md for what each number means. Options (all optional):
+//   --latency=300 --warmup=30     (a) measured and discarded requests
+//   --events=10000 --replays=9    (b) events in the replayed run, timed replays per side
+//   --jobs=5000 --concurrency=50 --window=50 --rounds=5   (c) jobs per round, worker concurrency,
+//                                 adds in flight while enqueueing, rounds per side (alternating)
+//   --connections=500             (d) idle SSE connections held open
+//   --only=a,b,c,d                run some parts only
+//   --profile[=dir]               also take V8 CPU profiles of the API and worker during (a) and (b),
+//                                 and print where their time goes (slows them: a diagnostic run)
+//   --json=path                   also write every number as JSON
+import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import { join } from 'node:path';
+import { sql } from '@opsi/db';
+import { createTenantWithUser, freePort, mintTestToken } from '@opsi/test-support';
+import { jobsOurs, jobsRaw, enqueueBulkRaw, type JobRound } from './jobs';
+import { healthzLatency, latencyOurs, latencyRaw, type LatencySample } from './latency';
+import { CpuMeter } from './lib/cpu';
+import {
+  createScratch,
+  liveServices,
+  startService,
+  stopInProcess,
+  waitReady,
+  type Scratch,
+  type Service,
+} from './lib/env';
+import { renderProfile, summarizeProfile } from './lib/profile';
+import { mean, median, passes, percentile, renderTable, type Row } from './lib/stats';
+import { createOpenSessions, measureIdleConnections, type MemoryResult } from './memory';
+import { attachOnce, createLongRun, xrangeOnce } from './replay';
+
+function option(name: string, fallback: number): number;
+function option(name: string, fallback: string | undefined): string | undefined;
+function option(name: string, fallback: number | string | undefined) {
+  const arg = process.argv.find((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (!arg) return fallback;
+  const value = arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : '';
+  if (typeof fallback === 'number') {
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} takes a positive number`);
+    return n;
+  }
+  return value;
+}
+
+const o = {
+  latency: option('latency', 300),
+  warmup: option('warmup', 30),
+  events: option('events', 10_000),
+  replays: option('replays', 9),
+  jobs: option('jobs', 5000),
+  concurrency: option('concurrency', 50),
+  window: option('window', 50),
+  rounds: option('rounds', 5),
+  connections: option('connections', 500),
+  only: new Set((option('only', 'a,b,c,d') ?? 'a,b,c,d').split(',')),
+  profile: process.argv.some((a) => a === '--profile' || a.startsWith('--profile='))
+    ? option('profile', '') || join(os.tmpdir(), `opsi-bench-profiles-${process.pid}`)
+    : undefined,
+  json: option('json', undefined),
+};
+
+/** The product's worker concurrency for agent turns (WORKER_CONCURRENCY_AGENT's default). */
+const AGENT_CONCURRENCY = 8;
+const KiB = 1024;
+
+const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
+const ms = (v: number) => `${v.toFixed(2)} ms`;
+
+let scratch: Scratch | undefined;
+let cleaning: Promise<void> | undefined;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    stopInProcess();
+    await Promise.allSettled(liveServices().map((s) => s.stop(5000)));
+    await scratch?.close();
+  })();
+  return cleaning;
+}
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: cleaning up`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+async function profiled<T>(services: Service[], label: string, fn: () => Promise<T>): Promise<T> {
+  if (!o.profile) return fn();
+  mkdirSync(o.profile, { recursive: true });
+  await Promise.all(services.map((s) => s.request({ type: 'profile-start' })));
+  try {
+    return await fn();
+  } finally {
+    for (const s of services) {
+      const path = join(o.profile, `${label}-${s.name}.cpuprofile`);
+      await s.request({ type: 'profile-stop', path });
+      console.log(renderProfile(`profile ${label} / ${s.name} (${path})`, summarizeProfile(path)));
+    }
+  }
+}
+
+/** CPU ms by process group, and their sum. */
+function cpuText(cpu: Record<string, number> | undefined): string {
+  if (!cpu) return 'n/a';
+  const parts = Object.entries(cpu).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+  return `${parts.join(', ')}; sum ${Object.values(cpu)
+    .reduce((a, b) => a + b, 0)
+    .toFixed(2)} ms`;
+}
+
+/**
+ * A CPU meter over the given processes plus the scratch database's Postgres backends, the Redis server
+ * (when it runs on this machine; shared with anything else using it) and this process (the client).
+ */
+function cpuMeterFor(s: Scratch) {
+  const database = new URL(s.databaseUrl).pathname.slice(1);
+  const redisHost = new URL(s.redisUrl).hostname;
+  let redisPid: Promise<number | undefined> | undefined;
+  return (groups: Record<string, number[]>) =>
+    new CpuMeter(async () => {
+      const backends = await sql<{
+        pid: number;
+      }>`select pid from pg_stat_activity where datname = ${database}`.execute(s.db);
+      redisPid ??= ['127.0.0.1', 'localhost', '::1'].includes(redisHost)
+        ? s.redis.info('server').then((info) => Number(/process_id:(\d+)/.exec(info)?.[1]) || undefined)
+        : Promise.resolve(undefined);
+      const redis = await redisPid;
+      return {
+        ...groups,
+        Postgres: backends.rows.map((r) => r.pid),
+        Redis: redis ? [redis] : [],
+        client: [process.pid],
+      };
+    });
+}
+
+async function main() {
+  const rows: Row[] = [];
+  const details: string[] = [];
+  const results: Record<string, unknown> = {
+    machine: {
+      node: process.version,
+      cpus: os.cpus().length,
+      cpu: os.cpus()[0]?.model,
+      memory_gib: Math.round(os.totalmem() / 2 ** 30),
+      platform: `${os.platform()} ${os.release()}`,
+    },
+    options: { ...o, only: [...o.only] },
+  };
+  const loadAtStart = os.loadavg();
+  log(
+    `node ${process.version}, ${os.cpus().length} CPUs (${os.cpus()[0]?.model}), load average ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}`,
+  );
+
+  scratch = await createScratch();
+  const s = scratch;
+  log(`scratch database ${new URL(s.databaseUrl).pathname.slice(1)}, Redis prefix ${s.redisPrefix}`);
+  const member = await createTenantWithUser(s, { budget: 1_000_000 });
+  const { token } = await mintTestToken(s, member, 'read_write');
+
+  const port = await freePort();
+  const serviceEnv = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: s.databaseUrl,
+    REDIS_URL: s.redisUrl,
+    REDIS_PREFIX: s.redisPrefix,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    AGENT_ENGINE: 'scripted',
+    DEMO_SEED: 'false',
+    WORKER_QUEUES: 'agent',
+    WORKER_CONCURRENCY_AGENT: String(AGENT_CONCURRENCY),
+    WORKER_METRICS_PORT: '0',
+    WORKER_SHUTDOWN_GRACE_MS: '2000',
+  };
+  const api = startService('api', 'apps/api/src/main.ts', serviceEnv);
+  const worker = startService('worker', 'apps/worker/src/main.ts', serviceEnv);
+  const apiUrl = `http://127.0.0.1:${port}`;
+  await waitReady(apiUrl, api);
+  await worker.waitForOutput('worker ready');
+  log(`API (apps/api/src/main.ts) at ${apiUrl}, worker (apps/worker/src/main.ts), AGENT_ENGINE=scripted`);
+
+  // (a) ------------------------------------------------------------------------------------------------
+  if (o.only.has('a')) {
+    log(`(a) enqueue -> first event: ${o.warmup} + ${o.latency} sequential requests per side`);
+    const meterFor = cpuMeterFor(s);
+    const ours: LatencySample = await profiled([api, worker], 'a-latency', () =>
+      latencyOurs(apiUrl, token, {
+        n: o.latency,
+        warmup: o.warmup,
+        meter: meterFor({ API: [api.child.pid!], worker: [worker.child.pid!] }),
+      }),
+    );
+    const raw = await latencyRaw(s, {
+      n: o.latency,
+      warmup: o.warmup,
+      concurrency: AGENT_CONCURRENCY,
+      meterFor: (pid) => meterFor({ worker: [pid] }),
+    });
+    const gapN = Math.min(100, o.latency);
+    log(`(a) again, ${gapN} requests with a 20 ms pause between them; then GET /healthz`);
+    const spaced = await latencyOurs(apiUrl, token, { n: gapN, warmup: 5, gapMs: 20 });
+    const healthz = await healthzLatency(apiUrl, o.latency);
+    const afterHead = ours.firstEvent.map((v, i) => v - ours.head[i]!);
+    rows.push(
+      {
+        id: '(a)',
+        metric: 'enqueue -> first SSE event, p50',
+        unit: 'ms',
+        ours: percentile(ours.firstEvent, 50),
+        raw: percentile(raw.firstEvent, 50),
+        targets: [{ kind: 'abs', direction: 'lower', value: 5 }],
+        digits: 2,
+      },
+      {
+        id: '(a)',
+        metric: 'enqueue -> first SSE event, p99',
+        unit: 'ms',
+        ours: percentile(ours.firstEvent, 99),
+        raw: percentile(raw.firstEvent, 99),
+        targets: [{ kind: 'abs', direction: 'lower', value: 25 }],
+        digits: 2,
+      },
+    );
+    const p = (v: number[]) => `${ms(percentile(v, 50))} / ${ms(percentile(v, 99))}`;
+    details.push(
+      `(a) ours, split at the response head (p50 / p99):`,
+      `    request -> head (auth, budget, run row, enqueue):   ${p(ours.head)}`,
+      `    head -> first event (worker pickup .. SSE frame):   ${p(afterHead)}`,
+      `    request -> stream closed (run.completed):           ${p(ours.total)}`,
+      `    first event with a 20 ms pause between requests:    ${p(spaced.firstEvent)} (head ${p(spaced.head)})`,
+      `    GET /healthz on the same API (HTTP + Koa floor):     ${p(healthz)}`,
+      `    mean first event ${ms(mean(ours.firstEvent))}, max ${ms(Math.max(...ours.firstEvent))}; raw mean ${ms(mean(raw.firstEvent))}, max ${ms(Math.max(...raw.firstEvent))}`,
+      `    CPU ms per request, ours: ${cpuText(ours.cpu)}`,
+      `    CPU ms per request, raw:  ${cpuText(raw.cpu)}`,
+    );
+    results.a = { ours, raw, spaced, healthz };
+  }
+
+  // (b) ------------------------------------------------------------------------------------------------
+  if (o.only.has('b')) {
+    log(`(b) attach replay: making a finished run of ${o.events} deltas`);
+    const run = await createLongRun(apiUrl, token, o.events);
+    const key = `${s.redisPrefix}:run:${run.runId}:events`;
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const oursRates: number[] = [];
+    const rawRates: number[] = [];
+    let bytes = 0;
+    await attachOnce(apiUrl, token, run, agent); // warm-up
+    await xrangeOnce(s.redis, key, run.events);
+    log(`(b) ${o.replays} timed replays of ${run.events} events per side, alternating`);
+    const meter = cpuMeterFor(s)({ API: [api.child.pid!] });
+    const oursCpu: Record<string, number> = {};
+    const rawCpu: Record<string, number> = {};
+    const addCpu = (into: Record<string, number>, cpu: Record<string, number>) => {
+      for (const [k, v] of Object.entries(cpu)) into[k] = (into[k] ?? 0) + v / o.replays;
+    };
+    await profiled([api], 'b-replay', async () => {
+      for (let i = 0; i < o.replays; i++) {
+        let before = await meter.snapshot();
+        const a = await attachOnce(apiUrl, token, run, agent);
+        addCpu(oursCpu, await meter.since(before));
+        oursRates.push(a.rate);
+        bytes = a.bytes;
+        before = await meter.snapshot();
+        rawRates.push((await xrangeOnce(s.redis, key, run.events)).rate);
+        addCpu(rawCpu, await meter.since(before));
+      }
+    });
+    agent.destroy();
+    rows.push({
+      id: '(b)',
+      metric: `attach replay of ${run.events.toLocaleString('en-US')} events (median)`,
+      unit: 'ev/s',
+      ours: median(oursRates),
+      raw: median(rawRates),
+      targets: [
+        { kind: 'abs', direction: 'higher', value: 100_000 },
+        { kind: 'ratio', direction: 'higher', value: 0.5 },
+      ],
+      digits: 0,
+    });
+    details.push(
+      `(b) ours per replay (ev/s): ${oursRates.map((r) => r.toFixed(0)).join(', ')}; ${(bytes / run.events).toFixed(0)} bytes per SSE frame`,
+      `    raw XRANGE per replay (ev/s): ${rawRates.map((r) => r.toFixed(0)).join(', ')}`,
+      `    live stream while the worker appended (one Lua append per event): ${run.liveRate.toFixed(0)} ev/s`,
+      `    CPU ms per replay, ours: ${cpuText(oursCpu)}`,
+      `    CPU ms per replay, raw:  ${cpuText(rawCpu)}`,
+    );
+    results.b = { run, oursRates, rawRates, bytesPerFrame: bytes / run.events };
+  }
+
+  // The worker is not needed from here on; with it gone the runs opened for (d) stay queued, so nothing
+  // but the idle connections is running in the API process while it is measured.
+  await worker.stop();
+
+  // (c) ------------------------------------------------------------------------------------------------
+  if (o.only.has('c')) {
+    log(
+      `(c) no-op jobs: ${o.rounds} rounds per side of ${o.jobs} jobs, concurrency ${o.concurrency}, ${o.window} adds in flight`,
+    );
+    const ours: JobRound[] = [];
+    const raw: JobRound[] = [];
+    const jobOptions = { jobs: o.jobs, concurrency: o.concurrency, window: o.window };
+    // One warm-up round each, then alternate, each round on a fresh prefix.
+    await jobsOurs(s.redisUrl, `${s.redisPrefix}:c-warm-ours`, { ...jobOptions, jobs: 500 });
+    await jobsRaw(s.redisUrl, `${s.redisPrefix}:c-warm-raw`, { ...jobOptions, jobs: 500 });
+    for (let r = 0; r < o.rounds; r++) {
+      // Alternate which side goes first, so that drift (heap growth, Redis memory) favours neither.
+      const runOurs = async () =>
+        ours.push(await jobsOurs(s.redisUrl, `${s.redisPrefix}:c${r}-ours`, jobOptions));
+      const runRaw = async () =>
+        raw.push(await jobsRaw(s.redisUrl, `${s.redisPrefix}:c${r}-raw`, jobOptions));
+      if (r % 2 === 0) await runOurs().then(runRaw);
+      else await runRaw().then(runOurs);
+    }
+    const bulk = await enqueueBulkRaw(s.redisUrl, `${s.redisPrefix}:c-bulk`, o.jobs);
+    const pick = (list: JobRound[], k: keyof JobRound) => median(list.map((x) => x[k]));
+    rows.push(
+      {
+        id: '(c)',
+        metric: `no-op jobs, enqueue + drain (median of ${o.rounds})`,
+        unit: 'jobs/s',
+        ours: pick(ours, 'overallRate'),
+        raw: pick(raw, 'overallRate'),
+        targets: [{ kind: 'ratio', direction: 'higher', value: 0.8 }],
+        digits: 0,
+      },
+      {
+        id: '(c)',
+        metric: `  of which enqueue, ${o.window} in flight`,
+        unit: 'jobs/s',
+        ours: pick(ours, 'enqueueRate'),
+        raw: pick(raw, 'enqueueRate'),
+        digits: 0,
+      },
+      {
+        id: '(c)',
+        metric: `  of which drain, concurrency ${o.concurrency}`,
+        unit: 'jobs/s',
+        ours: pick(ours, 'drainRate'),
+        raw: pick(raw, 'drainRate'),
+        digits: 0,
+      },
+    );
+    const fmtRounds = (list: JobRound[]) =>
+      list
+        .map((x) => `${x.enqueueRate.toFixed(0)}/${x.drainRate.toFixed(0)}/${x.overallRate.toFixed(0)}`)
+        .join(', ');
+    details.push(
+      `(c) rounds, enqueue/drain/overall jobs/s: ours ${fmtRounds(ours)}; raw ${fmtRounds(raw)}`,
+      `    raw Queue.addBulk (chunks of 500), for reference: ${bulk.toFixed(0)} jobs/s (JobProducer has no bulk call)`,
+    );
+    results.c = { ours, raw, bulkEnqueueRate: bulk };
+  }
+
+  // (d) ------------------------------------------------------------------------------------------------
+  if (o.only.has('d')) {
+    const n = o.connections;
+    log(`(d) idle SSE connections: opening ${n} runs that never end, then ${n} attach connections`);
+    const sessions = await createOpenSessions(apiUrl, token, n);
+    const ours = await measureIdleConnections(
+      api,
+      (i) => `${apiUrl}/api/v1/stream/attach?session_id=${sessions[i]}&after_seq=0`,
+      n,
+      token,
+    );
+    const bare: Record<string, MemoryResult> = {};
+    for (const kind of ['http', 'koa'] as const) {
+      const server = startService(`bare-${kind}-sse`, 'bench/runs/raw-sse-server.ts', {
+        BENCH_SSE_KIND: kind,
+      });
+      const { port: barePort } = await server.waitFor<{ port: number }>('ready');
+      bare[kind] = await measureIdleConnections(server, () => `http://127.0.0.1:${barePort}/sse`, n);
+      await server.stop();
+    }
+    rows.push(
+      {
+        id: '(d)',
+        metric: `heap+external per idle SSE conn (${n}), vs node:http`,
+        unit: 'KiB',
+        ours: ours.heapPerConnection / KiB,
+        raw: bare.http!.heapPerConnection / KiB,
+        targets: [{ kind: 'abs', direction: 'lower', value: 32 }],
+      },
+      {
+        id: '(d)',
+        metric: `  same, vs bare Koa`,
+        unit: 'KiB',
+        ours: ours.heapPerConnection / KiB,
+        raw: bare.koa!.heapPerConnection / KiB,
+      },
+      {
+        id: '(d)',
+        metric: `RSS per idle SSE conn (${n}), vs node:http`,
+        unit: 'KiB',
+        ours: ours.rssPerConnection / KiB,
+        raw: bare.http!.rssPerConnection / KiB,
+      },
+    );
+    const line = (name: string, m: MemoryResult) =>
+      `    ${name}: heap+external ${((m.base.heapUsed + m.base.external) / 2 ** 20).toFixed(1)} -> ${((m.loaded.heapUsed + m.loaded.external) / 2 ** 20).toFixed(1)} MiB, rss ${(m.base.rss / 2 ** 20).toFixed(1)} -> ${(m.loaded.rss / 2 ** 20).toFixed(1)} MiB; after closing all: ${(m.heapLeftAfterClose / KiB).toFixed(0)} KiB above the start`;
+    details.push(
+      `(d) memory after full GCs, before -> with ${n} idle connections:`,
+      line('ours (API, attach)', ours),
+      line('bare node:http    ', bare.http!),
+      line('bare Koa          ', bare.koa!),
+    );
+    results.d = { ours, bare };
+  }
+
+  await api.stop();
+
+  const loadAtEnd = os.loadavg();
+  details.push(
+    `load average (1, 5, 15 min) at start ${loadAtStart.map((l) => l.toFixed(2)).join(' ')}, at end ${loadAtEnd.map((l) => l.toFixed(2)).join(' ')} on ${os.cpus().length} CPUs`,
+  );
+  results.load = { start: loadAtStart, end: loadAtEnd };
+  console.log(`\n${renderTable(rows)}\n`);
+  console.log(details.join('\n'));
+  const failed = rows.filter((r) => passes(r) === false);
+  console.log(
+    `\n${rows.filter((r) => passes(r) !== undefined).length - failed.length} targets met, ${failed.length} missed.`,
+  );
+  results.rows = rows.map((r) => ({ ...r, pass: passes(r) }));
+  if (o.json) writeFileSync(o.json, JSON.stringify(results, null, 2));
+}
+
+try {
+  await main();
+} finally {
+  await cleanup();
+}
+// Keep-alive agents and Redis sockets must not hold the process: everything has been closed or stopped.
+process.exit(process.exitCode ?? 0);
