@@ -22,7 +22,7 @@ beforeAll(async () => {
   await syncDemo(t.db, a.tenant.id);
   await syncDemo(t.db, b.tenant.id, { seed: 43, size: 'small', epoch: '2026-11-01', day: 0, commands: [] });
 }, 60_000);
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 describe('the sandbox', () => {
   it('scopes every query to the tenant by row-level security', async () => {
@@ -125,6 +125,39 @@ describe('the runner', () => {
     // 200 GB gp2 ($20) + 500 GB io1 at 4000 IOPS ($322.50) + 50 GB gp3 ($4)
     expect(await savingsTotal(t.db, a.tenant.id)).toMatchObject({ monthly: 346.5, resources: 3 });
     expect(await savingsTotal(t.db, b.tenant.id)).toMatchObject({ monthly: 0 });
+  });
+
+  it('a near-duplicate from another detector joins the group as confirmed; a distinct check does not', async () => {
+    const c = await createTenantWithUser(t);
+    await syncDemo(t.db, c.tenant.id);
+    await runDetectors(t.db, c.tenant.id, [ebsUnattached]);
+    const twin = { ...ebsUnattached, id: 'finops.ebs_available_twin' };
+    const distinct = {
+      ...ebsUnattached,
+      id: 'finops.ebs_review',
+      findings: (rows: Parameters<typeof ebsUnattached.findings>[0]) =>
+        ebsUnattached
+          .findings(rows)
+          .map((d) => ({ ...d, title: `Review the lifecycle policy of ${d.rootKey.split('/').pop()}` })),
+    };
+    const summary = await runDetectors(t.db, c.tenant.id, [twin, distinct]);
+    expect(summary).toMatchObject({ clustered: 3, newFindings: 3 });
+    const rows = await t.db
+      .selectFrom('findings')
+      .select(['check_id', 'status'])
+      .where('tenant_id', '=', c.tenant.id)
+      .orderBy('check_id')
+      .execute();
+    expect(rows.filter((r) => r.check_id === 'finops.ebs_available_twin').map((r) => r.status)).toEqual([
+      'confirmed',
+      'confirmed',
+      'confirmed',
+    ]);
+    expect(rows.filter((r) => r.check_id === 'finops.ebs_review').map((r) => r.status)).toEqual([
+      'open',
+      'open',
+      'open',
+    ]);
   });
 
   it('a failing query is kept in the trail and retried as a self-correction', async () => {

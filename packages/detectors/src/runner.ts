@@ -302,12 +302,15 @@ export async function recordFindings(
         .where('fingerprint', '=', fingerprint)
         .executeTakeFirst();
       if (!existingGroup) {
-        // Semantically similar: an active finding of another check on the same resources with a similar title.
+        // Semantically similar: an active finding of another check in the same domain, on the same resources,
+        // with a nearly identical title (a near-duplicate detector). Distinct checks on one resource share the
+        // resource's name in their titles, so the bar is high and the domain must match.
         const similar = arns.length
           ? await sql<{ group_id: string }>`
               select f.group_id from findings f
               where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress') and f.check_id <> ${detector.id}
-                and similarity(f.title, ${draft.title}) > 0.45
+                and f.domain = ${detector.domain}
+                and similarity(f.title, ${draft.title}) > 0.6
                 and (select count(*) from finding_resources fr where fr.finding_id = f.id and fr.arn = any(${arns}::text[])) * 2
                     >= greatest((select count(*) from finding_resources fr where fr.finding_id = f.id), ${arns.length})
               order by similarity(f.title, ${draft.title}) desc limit 1`.execute(tx)

@@ -33,7 +33,7 @@ beforeAll(async () => {
   b = await createTenantWithUser(t);
   book = await PriceBook.load(t.db);
 });
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 describe('inventory sync', () => {
   it('writes the backfilled past and the present as snapshots, with drift in the history', async () => {

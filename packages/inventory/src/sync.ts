@@ -331,6 +331,9 @@ export async function syncInventory(
       events += Number(result.numAffectedRows ?? 0);
     }
 
+    // Fresh statistics: detectors join these tables, and without them the planner guesses one row each.
+    await sql`analyze resources, resource_edges, metrics_daily`.execute(tx);
+
     const created = changed.filter((c) => c.change === 'created').length;
     const updated = changed.length - created;
     await tx

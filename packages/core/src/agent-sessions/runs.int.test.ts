@@ -22,7 +22,7 @@ beforeAll(async () => {
   log = new RunEventLog(t.redis, t.redisPrefix, 600);
   a = await createTenantWithUser(t);
 });
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 async function insertRun(prompt: string) {
   const sessionId = randomUUID();

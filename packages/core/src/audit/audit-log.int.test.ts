@@ -17,7 +17,7 @@ beforeAll(async () => {
   a = await createTenantWithUser(t);
   b = await createTenantWithUser(t);
 });
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 const actor = { type: 'system' as const, id: null };
 

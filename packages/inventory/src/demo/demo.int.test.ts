@@ -35,7 +35,7 @@ beforeAll(async () => {
     await syncInventory(t.db, { tenantId: a.tenant.id, connectionId: conn.id, scanId: null }, inv, book);
   }
 }, 60_000);
-afterAll(() => t.close());
+afterAll(() => t?.close());
 
 describe('the demo generator', () => {
   it('is deterministic: the same spec gives the same inventory, byte for byte', () => {
