@@ -20,7 +20,11 @@ export default defineConfig({
           ...shared,
           name: 'integration',
           sequence: { groupOrder: 1 },
-          include: ['packages/*/src/**/*.int.test.ts', 'apps/*/src/**/*.int.test.ts'],
+          include: [
+            'packages/*/src/**/*.int.test.ts',
+            'apps/*/src/**/*.int.test.ts',
+            'test/agent-eval/**/*.int.test.ts',
+          ],
         },
       },
       {

@@ -93,5 +93,13 @@ export interface RunEvent {
 }
 
 export const ToolsResponse = z
-  .object({ tools: z.array(z.object({ name: z.string(), description: z.string(), input_schema: z.record(z.string(), z.unknown()) })) })
+  .object({
+    tools: z.array(
+      z.object({
+        name: z.string(),
+        description: z.string(),
+        input_schema: z.record(z.string(), z.unknown()),
+      }),
+    ),
+  })
   .meta({ id: 'ToolList' });

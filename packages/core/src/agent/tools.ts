@@ -87,18 +87,16 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
         }
         return {
           total: active.length,
-          findings: active
-            .slice(0, i.limit)
-            .map((r) => ({
-              id: r.id,
-              title: r.title,
-              severity: r.severity,
-              domain: r.domain,
-              status: r.status,
-              check_id: r.check_id,
-              monthly_savings: round2(r.savings),
-              resources: r.resource_count,
-            })),
+          findings: active.slice(0, i.limit).map((r) => ({
+            id: r.id,
+            title: r.title,
+            severity: r.severity,
+            domain: r.domain,
+            status: r.status,
+            check_id: r.check_id,
+            monthly_savings: round2(r.savings),
+            resources: r.resource_count,
+          })),
         };
       },
     },
@@ -152,15 +150,13 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
           open_findings: overview.open_findings,
           by_domain: overview.by_domain,
           by_severity: overview.by_severity,
-          top_recommendations: recs
-            .slice(0, i.top)
-            .map((r) => ({
-              finding_id: r.finding_id,
-              title: r.title,
-              action: r.action_type,
-              monthly_savings: round2(r.savings),
-              effort: r.effort,
-            })),
+          top_recommendations: recs.slice(0, i.top).map((r) => ({
+            finding_id: r.finding_id,
+            title: r.title,
+            action: r.action_type,
+            monthly_savings: round2(r.savings),
+            effort: r.effort,
+          })),
         };
       },
     },
@@ -365,12 +361,16 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
         'Alerts (monitoring events) in the last days, grouped by fingerprint with counts, for what happened during an incident.',
       input: z.object({ days: z.number().int().min(1).max(30).default(2) }),
       async execute(i) {
+        // The resources of a group are the union of its alerts' arns (`(array_agg(arns))[1]` indexes a
+        // two-dimensional array and is always null).
         const rows = await sql<Record<string, unknown>>`
-          select fingerprint, name, severity, service, count(*)::int as occurrences, min(at) as first_at, max(at) as last_at, (array_agg(arns))[1] as arns
-          from inventory_events
-          where tenant_id = ${tenantId} and kind = 'alert'
-            and at > (select max(observed_at) from inventory_snapshots where tenant_id = ${tenantId}) - make_interval(days => ${i.days})
-          group by fingerprint, name, severity, service order by min(at)`.execute(db);
+          select e.fingerprint, e.name, e.severity, e.service, count(distinct e.id)::int as occurrences,
+                 min(e.at) as first_at, max(e.at) as last_at,
+                 coalesce(array_agg(distinct a.arn) filter (where a.arn is not null), '{}') as arns
+          from inventory_events e left join lateral unnest(e.arns) as a(arn) on true
+          where e.tenant_id = ${tenantId} and e.kind = 'alert'
+            and e.at > (select max(observed_at) from inventory_snapshots where tenant_id = ${tenantId}) - make_interval(days => ${i.days})
+          group by e.fingerprint, e.name, e.severity, e.service order by min(e.at)`.execute(db);
         return { alerts: rows.rows };
       },
     },
