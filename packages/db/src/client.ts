@@ -82,11 +82,14 @@ export async function createEmbeddedDatabase(dir: string): Promise<DatabaseHandl
   }
   writeFileSync(lockPath, JSON.stringify({ pid: process.pid, at: new Date().toISOString() }));
   // Loaded only in this mode: the WebAssembly build is large and servers never need it.
-  const [{ PGlite }, { PGliteDialect }] = await Promise.all([
+  const [{ PGlite }, { PGliteDialect }, { pg_trgm }] = await Promise.all([
     import('@electric-sql/pglite'),
     import('kysely-pglite-dialect'),
+    import('@electric-sql/pglite/contrib/pg_trgm'),
   ]);
   const client = await PGlite.create(join(root, 'pg'), {
+    // PGlite ships contrib extensions as modules to load: the findings' similarity clustering needs pg_trgm.
+    extensions: { pg_trgm },
     parsers: { [INT8]: parseNumber, [NUMERIC]: parseNumber, [DATE]: (v: string) => v },
   });
   const db = new Kysely<Database>({ dialect: new PGliteDialect(client) });
