@@ -76,6 +76,10 @@ const revision = resolveRevision(config.REVISION);
 const worker = await startWorker({ config, logger, db: database.db, redisUrl, metricsPort: 0 });
 const scheduler = await startScheduler({ config, logger, db: database.db, redisUrl });
 const runtime = createApiRuntime(config, redisUrl, logger);
+// The first start scans the demo environment in the background: the in-process worker takes it. Queued
+// before the API listens, so the banner below is written before the first request can be answered.
+if (demo) await requestScan(database.db, runtime.runs.producer, demo.tenant.id, 'first start');
+const demoUser = await findLiveUserByEmail(database.db, DEMO_EMAIL);
 const api = await startApi({
   config,
   logger,
@@ -85,11 +89,8 @@ const api = await startApi({
   revision,
   extraMetrics: [worker.registry],
 });
-// The first start scans the demo environment in the background: the in-process worker takes it.
-if (demo) await requestScan(database.db, runtime.runs.producer, demo.tenant.id, 'first start');
 
 const url = config.PUBLIC_URL ?? api.url;
-const demoUser = await findLiveUserByEmail(database.db, DEMO_EMAIL);
 const banner = [`  opsi is running at ${url}  (revision ${revision})`];
 if (demoUser) banner.push(`  Sign in at ${url}/login as ${DEMO_EMAIL} / ${DEMO_PASSWORD}`);
 if (database.kind === 'pglite' || embeddedRedis) {

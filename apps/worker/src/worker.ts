@@ -65,7 +65,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const command = createRedis(deps.redisUrl, 'command');
   const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
   const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
-  const engine = createEngine(config.AGENT_ENGINE);
+  const engine = createEngine({
+    engine: config.AGENT_ENGINE,
+    model: config.AGENT_MODEL,
+    baseUrl: config.AGENT_BASE_URL,
+    apiKey: config.AGENT_API_KEY,
+    maxSteps: config.AGENT_MAX_STEPS,
+    maxRetries: config.AGENT_MAX_RETRIES,
+  });
 
   // Handlers per queue. Queues whose jobs arrive with later work (scans, plans, reports) have none yet,
   // and a pool configured for them refuses to start rather than take jobs it cannot do.

@@ -27,6 +27,29 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BULL_BOARD_ENABLED: 'true' })).toThrow(/OPERATOR_USER/);
   });
 
+  it('configures hosted models and refuses incomplete ones', () => {
+    expect(loadConfig({}).AGENT_MAX_STEPS).toBe(8);
+    const openai = loadConfig({
+      AGENT_ENGINE: 'openai',
+      AGENT_MODEL: 'llama3.1',
+      AGENT_BASE_URL: 'http://127.0.0.1:11434/v1',
+      AGENT_MAX_STEPS: '5',
+    });
+    expect(openai).toMatchObject({ AGENT_ENGINE: 'openai', AGENT_MAX_STEPS: 5, AGENT_MAX_RETRIES: 2 });
+    expect(openai.AGENT_API_KEY).toBeUndefined();
+    expect(() => loadConfig({ AGENT_ENGINE: 'openai', AGENT_MODEL: 'm' })).toThrow(/AGENT_BASE_URL/);
+    expect(() => loadConfig({ AGENT_ENGINE: 'openai', AGENT_BASE_URL: 'http://h/v1' })).toThrow(
+      /AGENT_MODEL/,
+    );
+    expect(() => loadConfig({ AGENT_ENGINE: 'anthropic', AGENT_MODEL: 'claude' })).toThrow(/AGENT_API_KEY/);
+    const anthropic = loadConfig({ AGENT_ENGINE: 'anthropic', AGENT_MODEL: 'claude', AGENT_API_KEY: 'k' });
+    expect(anthropic.AGENT_BASE_URL).toBeUndefined();
+    expect(() =>
+      loadConfig({ AGENT_ENGINE: 'openai', AGENT_MODEL: 'm', AGENT_BASE_URL: 'not a url' }),
+    ).toThrow(/AGENT_BASE_URL/);
+    expect(() => loadConfig({ AGENT_MAX_STEPS: '1' })).toThrow(/AGENT_MAX_STEPS/);
+  });
+
   it('lists every problem at once', () => {
     try {
       loadConfig({ PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'not a url' });

@@ -71,8 +71,22 @@ export const EnvSchema = z.object({
   RUN_STREAM_TTL_SECONDS: z.coerce.number().int().min(1).default(86_400),
   /** A run's hard deadline: past it the turn is aborted and the run fails. */
   AGENT_TURN_TIMEOUT_MS: z.coerce.number().int().min(1000).default(600_000),
-  /** builtin: the offline engine. scripted: plays the prompt as a script of events (tests only). */
-  AGENT_ENGINE: z.enum(['builtin', 'scripted']).default('builtin'),
+  /**
+   * builtin: the offline engine. openai: any OpenAI-compatible chat-completions endpoint (OpenAI, vLLM,
+   * Ollama, LM Studio …). anthropic: Anthropic's messages API. scripted: plays the prompt as a script of
+   * events (tests only).
+   */
+  AGENT_ENGINE: z.enum(['builtin', 'openai', 'anthropic', 'scripted']).default('builtin'),
+  /** The hosted model's id (openai, anthropic), e.g. gpt-4o-mini, llama3.1, claude-sonnet-4-5. */
+  AGENT_MODEL: z.string().trim().min(1).optional(),
+  /** The model API's base URL: required for openai (…/v1); Anthropic's own API when unset. */
+  AGENT_BASE_URL: optionalUrl,
+  /** The model API's key (Bearer for openai, x-api-key for anthropic). Never logged. */
+  AGENT_API_KEY: z.string().min(1).optional(),
+  /** Most model calls in one pass of the agent loop; the last must answer in text. */
+  AGENT_MAX_STEPS: z.coerce.number().int().min(2).max(50).default(8),
+  /** Retries of a failed model call (429, 5xx, network errors), with backoff. */
+  AGENT_MAX_RETRIES: z.coerce.number().int().min(0).max(10).default(2),
   /** Comment lines keep idle SSE connections alive through proxies (at least every 15 s). */
   SSE_KEEPALIVE_MS: z.coerce.number().int().min(100).max(15_000).default(15_000),
   /** Bytes an SSE client may fall behind before it is dropped (it re-attaches with after_seq). */
@@ -119,6 +133,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const problems: string[] = [];
   if (e.AGENT_ENGINE === 'scripted' && e.NODE_ENV === 'production') {
     problems.push('AGENT_ENGINE: scripted is a test engine and is refused when NODE_ENV=production');
+  }
+  if (e.AGENT_ENGINE === 'openai' || e.AGENT_ENGINE === 'anthropic') {
+    if (!e.AGENT_MODEL) problems.push(`AGENT_MODEL: needed when AGENT_ENGINE=${e.AGENT_ENGINE}`);
+    if (e.AGENT_ENGINE === 'openai' && !e.AGENT_BASE_URL) {
+      problems.push('AGENT_BASE_URL: needed when AGENT_ENGINE=openai (e.g. https://api.openai.com/v1)');
+    }
+    if (e.AGENT_ENGINE === 'anthropic' && !e.AGENT_API_KEY) {
+      problems.push('AGENT_API_KEY: needed when AGENT_ENGINE=anthropic');
+    }
   }
   if (e.BULL_BOARD_ENABLED && (!e.OPERATOR_USER || !e.OPERATOR_PASSWORD)) {
     problems.push('BULL_BOARD_ENABLED: needs OPERATOR_USER and OPERATOR_PASSWORD (12+ characters)');

@@ -22,6 +22,8 @@ export const REDACT_PATHS = [
   '*.apiKey',
   'DATABASE_URL',
   'REDIS_URL',
+  'AGENT_API_KEY',
+  '*.AGENT_API_KEY',
 ];
 
 /** The one root logger of a process; children carry request and job context. */
