@@ -1,0 +1,163 @@
+/** What the data cannot answer yet (learnings, runbooks), said plainly, with what the data does say instead; help. */
+import type { FindingDetail, FindingList, RecentAlerts } from '../shapes';
+import { ok } from '../toolbox';
+import { when } from '../text';
+import { composeFinding } from './findings';
+import { serviceAnswer } from './resources';
+import {
+  bullets,
+  bySeverity,
+  findingLine,
+  numbered,
+  quoted,
+  resolveResource,
+  unresolvedAnswer,
+  type Ctx,
+  type Handler,
+} from './common';
+
+const OUTAGE = /\b(?:outages?|incidents?|downtime|last night|yesterday|last week|alerts?)\b/;
+
+/** The topic of a question: a service it names, else its target words. */
+function topicOf(ctx: Ctx): string | undefined {
+  const t = ctx.req.facets.service ?? ctx.req.target;
+  if (!t) return undefined;
+  const cleaned = t
+    .replace(/\b(?:the|our|service|last|week'?s?|yesterday'?s?|outages?|incidents?)\b/gi, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  return cleaned || undefined;
+}
+
+async function recentAlertsSection(ctx: Ctx, service?: string): Promise<string | undefined> {
+  if (!ctx.box.has('recent_alerts')) return undefined;
+  const out = ok(await ctx.box.call<RecentAlerts>('recent_alerts', { days: 7 }));
+  const alerts = (out?.alerts ?? []).filter((a) => !service || a.service === service);
+  if (!alerts.length) return `No alerts fired${service ? ` for service ${service}` : ''} in the last week.`;
+  return (
+    `Alerts${service ? ` for service ${service}` : ''} in the last week:\n` +
+    bullets(
+      alerts.map(
+        (a) =>
+          `${a.name} (${a.severity ?? 'no severity'}): ${a.occurrences} ${a.occurrences === 1 ? 'occurrence' : 'occurrences'}, first at ${when(a.first_at)}, last at ${when(a.last_at)} — fingerprint ${a.fingerprint}${a.arns?.length ? ` — on ${a.arns.join(', ')}` : ''}`,
+      ),
+    )
+  );
+}
+
+/** What the data says about a topic: a service's findings, a resource's findings, or nothing. */
+async function whatTheDataSays(ctx: Ctx, topic: string | undefined, withAlerts: boolean): Promise<string[]> {
+  const parts: string[] = [];
+  if (!topic) {
+    if (withAlerts) {
+      const a = await recentAlertsSection(ctx);
+      if (a) parts.push(`What the data does show instead. ${a}`);
+    }
+    return parts;
+  }
+  if (ctx.req.facets.service && ctx.box.has('list_findings')) {
+    const service = ctx.req.facets.service;
+    const list = ok(await ctx.box.call<FindingList>('list_findings', { service, limit: 10 }));
+    if (list) {
+      parts.push(
+        list.total
+          ? `What the findings say about service ${service}: there ${list.total === 1 ? 'is' : 'are'} ${list.total} open ${list.total === 1 ? 'finding' : 'findings'} on resources tagged service=${service}, most severe first:\n${numbered(list.findings.map((f) => findingLine(f)))}`
+          : `There are no open findings on resources tagged service=${service}.`,
+      );
+    }
+    const a = await recentAlertsSection(ctx, service);
+    if (a) parts.push(a);
+    return parts;
+  }
+  if (!ctx.box.has('get_resource')) return parts;
+  const res = await resolveResource(ctx, topic);
+  if (res.status === 'service') {
+    parts.push(`What the data does say: ${await serviceAnswer(ctx, res.service, res.resources)}`);
+    const a = await recentAlertsSection(ctx, res.service);
+    if (a) parts.push(a);
+  } else if (res.status === 'resource') {
+    const r = res.resource;
+    const open = bySeverity(r.open_findings);
+    parts.push(
+      open.length
+        ? `What the findings say about ${r.name ?? r.arn} (${r.arn}):\n${numbered(open.map((f) => findingLine(f)))}`
+        : `${r.name ?? r.arn} (${r.arn}) has no open findings.`,
+    );
+  } else if (res.status === 'not-found' || res.status === 'ambiguous') {
+    parts.push(unresolvedAnswer(ctx, res).replace(', so I cannot say what is wrong with it', ''));
+  }
+  if (withAlerts && res.status !== 'service') {
+    const a = await recentAlertsSection(ctx);
+    if (a) parts.push(a);
+  }
+  return parts;
+}
+
+/** "What have we learned about Z?" — no learnings store exists yet: say so, then what the findings say. */
+export const learnings: Handler = async (ctx) => {
+  const topic = topicOf(ctx);
+  const parts = [
+    `There is no learnings store yet: none of my tools returns learnings, post-incident reviews or team notes, so I cannot tell you what the team has learned${topic ? ` about ${quoted(ctx, topic) ?? 'that'}` : ''}. Nothing has been recorded that I could cite.`,
+  ];
+  parts.push(...(await whatTheDataSays(ctx, topic, OUTAGE.test(ctx.req.prompt.toLowerCase()))));
+  return parts.join('\n\n');
+};
+
+/** "Is there a runbook for X?" — none exist yet; the closest thing is each finding's recommendation. */
+export const runbook: Handler = async (ctx) => {
+  const topic = topicOf(ctx);
+  const parts = [
+    `There are no runbooks in this service yet: none of my tools stores or returns runbooks${topic ? `, so I have none for ${quoted(ctx, topic) ?? 'it'}` : ''}.`,
+  ];
+  if (topic && ctx.box.has('get_resource')) {
+    const res = await resolveResource(ctx, topic);
+    if (res.status === 'resource' && res.resource.open_findings.length && ctx.box.has('get_finding')) {
+      const top = bySeverity(res.resource.open_findings)[0]!;
+      const f = ok(await ctx.box.call<FindingDetail>('get_finding', { id: top.id }));
+      if (f) {
+        parts.push(
+          `The closest thing the data has is the recommendation on each open finding. ${res.resource.name ?? res.resource.arn} has ${res.resource.open_findings.length} open ${res.resource.open_findings.length === 1 ? 'finding' : 'findings'}; for the most severe one:`,
+        );
+        parts.push(
+          composeFinding(
+            f,
+            'fix',
+            bySeverity(res.resource.open_findings).slice(1),
+            res.resource.name ?? undefined,
+          ),
+        );
+        return parts.join('\n\n');
+      }
+    }
+    if (res.status === 'service') {
+      parts.push(`What the data does say: ${await serviceAnswer(ctx, res.service, res.resources)}`);
+      parts.push('Ask "how do I fix the first one?" for the recommended steps of any of them.');
+      return parts.join('\n\n');
+    }
+    if (res.status === 'not-found' || res.status === 'ambiguous') parts.push(unresolvedAnswer(ctx, res));
+    else if (res.status === 'resource')
+      parts.push(`${res.resource.name ?? res.resource.arn} (${res.resource.arn}) has no open findings.`);
+    return parts.join('\n\n');
+  }
+  parts.push(
+    'Ask "how do I fix <finding>?" for the recommended steps of a finding: that is the closest thing I have.',
+  );
+  return parts.join('\n\n');
+};
+
+const CAPABILITIES = [
+  'what is open (overall, or by domain finops/security/sre, severity, service tag or account)',
+  'what costs the most and what could save the most',
+  'what is wrong with a resource (by name, native id or ARN)',
+  'what happened last night, or in an incident (from the alerts and the changes around them)',
+  'what changed since yesterday, and who changed it (CloudTrail)',
+  'how to fix a finding (its recommendation and the query that found it)',
+  'what depends on a resource (its blast radius) and what it is connected to',
+  'how many resources of a kind there are',
+];
+
+export const help: Handler = async () =>
+  `I am the built-in offline engine: I answer from your inventory, findings, alerts and changes through read-only tools, and cite the ids I rely on. I can tell you:\n${bullets(CAPABILITIES)}\nFollow-ups work too: "and the security ones?", "which of those is the most expensive?", "tell me more about the first one".`;
+
+export const unknown: Handler = async (ctx) =>
+  `I could not tell what you are asking${ctx.req.prompt ? '' : ' (the message was empty)'}, so I looked nothing up rather than guess. I can answer:\n${bullets(CAPABILITIES)}`;

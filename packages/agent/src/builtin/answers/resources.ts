@@ -1,0 +1,483 @@
+/** Resources: what is wrong with one, what depends on it, what it is connected to, what costs the most, how many there are. */
+import { isReferenceOnly } from '../parse';
+import type {
+  BlastRadius,
+  FindingList,
+  Neighbours,
+  NotFound,
+  RecentChanges,
+  ResourceDetail,
+  ResourceRow,
+  SavingsSummary,
+} from '../shapes';
+import { ok } from '../toolbox';
+import { actorName, idsIn, money, num, when } from '../text';
+import {
+  alsoNamedNote,
+  resourceOfFinding,
+  bullets,
+  bySeverity,
+  candidatesOf,
+  findingLine,
+  label,
+  literal,
+  numbered,
+  quoted,
+  resolveAccount,
+  resolveResource,
+  skippedNote,
+  sql,
+  typeHint,
+  unavailable,
+  unresolvedAnswer,
+  type Ctx,
+  type Handler,
+  type Resolution,
+} from './common';
+import { finding } from './findings';
+
+/** Attributes worth showing when present, in this order. */
+const KEY_SETTINGS = [
+  'instance_type',
+  'instance_state',
+  'class',
+  'engine',
+  'engine_version',
+  'multi_az',
+  'publicly_accessible',
+  'backup_retention_period',
+  'deletion_protection',
+  'storage_encrypted',
+  'volume_type',
+  'size',
+  'iops',
+  'encrypted',
+  'state',
+  'scheme',
+  'desired_capacity',
+  'min_size',
+  'max_size',
+  'mfa_enabled',
+  'password_enabled',
+  'status',
+  'billing_mode',
+  'automatic_failover',
+];
+
+function settingsOf(attributes: Record<string, unknown> | null | undefined): string {
+  if (!attributes) return '';
+  return KEY_SETTINGS.filter((k) => ['string', 'number', 'boolean'].includes(typeof attributes[k]))
+    .map((k) => `${k} ${String(attributes[k])}`)
+    .join(', ');
+}
+
+function article(word: string): string {
+  return /^[aeiou]/i.test(word) ? 'an' : 'a';
+}
+
+/** The thing a question is about, from its ids, its reference to the previous answer, or its words. */
+type Subject =
+  | { kind: 'ref'; ref: string }
+  | { kind: 'finding'; id: string }
+  | { kind: 'text'; text: string }
+  | { kind: 'none' };
+
+function subjectOf(ctx: Ctx): Subject {
+  const { req } = ctx;
+  const id = req.ids[0];
+  if (id) return id.kind === 'finding' ? { kind: 'finding', id: id.id } : { kind: 'ref', ref: id.id };
+  if (req.prior && (isReferenceOnly(req.target) || (req.reference && !req.target))) {
+    const ref = req.reference;
+    const item =
+      ref?.kind === 'ordinal' ? req.prior.items.at(ref.index) : (req.prior.subject ?? req.prior.items[0]);
+    if (item)
+      return item.kind === 'finding' ? { kind: 'finding', id: item.id } : { kind: 'ref', ref: item.id };
+  }
+  if (req.target && !isReferenceOnly(req.target)) return { kind: 'text', text: req.target };
+  if (req.facets.service) return { kind: 'text', text: req.facets.service };
+  return { kind: 'none' };
+}
+
+async function resolveSubject(ctx: Ctx, subject: Subject): Promise<Resolution> {
+  if (subject.kind === 'ref') return resolveResource(ctx, subject.ref);
+  if (subject.kind === 'text') return resolveResource(ctx, subject.text);
+  return { status: 'nothing' };
+}
+
+/** "What is wrong with X?" — the resource, its open findings, its recent changes and who made them. */
+export const resource: Handler = async (ctx) => {
+  const subject = subjectOf(ctx);
+  if (subject.kind === 'finding') {
+    ctx.req.ids = [{ kind: 'finding', id: subject.id, at: 0 }];
+    return finding(ctx);
+  }
+  if (subject.kind === 'none')
+    return 'Which resource do you mean? Name it by its name, native id (vol-…, i-…, sg-…) or ARN, for example "what is wrong with prod-payments-db?".';
+  if (!ctx.box.has('get_resource')) return unavailable(ctx, ['get_resource'], 'look up a resource');
+  const res = await resolveSubject(ctx, subject);
+  if (res.status === 'service') return serviceAnswer(ctx, res.service, res.resources);
+  if (res.status === 'type') return typeAnswer(ctx, res.type, res.name, res.resources);
+  if (res.status === 'unavailable') return unavailable(ctx, res.tools, 'look up a resource');
+  if (res.status !== 'resource') return unresolvedAnswer(ctx, res);
+  return resourceAnswer(ctx, res.resource, res.alsoNamed);
+};
+
+/** "What is wrong with our databases?" — the resources of a kind, the most expensive first, with their open findings. */
+async function typeAnswer(ctx: Ctx, type: string, name: string, rows: ResourceRow[]): Promise<string> {
+  if (!rows.length) return `There are no ${name} (${type}) in the inventory.`;
+  const shown = rows.slice(0, 6);
+  const lines: string[] = [];
+  for (const row of shown) {
+    const r = ok(await ctx.box.call<ResourceDetail | NotFound>('get_resource', { resource: row.arn }));
+    const cost = num(row.monthly_cost);
+    const head = `${label(row)}${cost !== null ? ` — ${money(cost)}/month` : ''}`;
+    if (!r?.found) {
+      lines.push(head);
+      continue;
+    }
+    const open = bySeverity(r.open_findings);
+    lines.push(
+      open.length
+        ? `${head} — ${open.length} open ${open.length === 1 ? 'finding' : 'findings'}, the most severe: [${open[0]!.severity} · ${open[0]!.domain}] ${open[0]!.title} — finding ${open[0]!.id}`
+        : `${head} — no open findings`,
+    );
+  }
+  const intro =
+    rows.length < 10
+      ? `There ${rows.length === 1 ? 'is' : 'are'} ${rows.length} ${name} (${type}) in the inventory`
+      : `Here are the ${rows.length} most expensive ${name} (${type}) of the inventory`;
+  return (
+    `${intro}, the most expensive first, with what is open on ${shown.length < rows.length ? 'the most expensive of them' : 'each'}:\n${numbered(lines)}` +
+    '\n\nAsk about one of them by name for the full picture.'
+  );
+}
+
+async function resourceAnswer(ctx: Ctx, r: ResourceDetail, alsoNamed?: ResourceRow[]): Promise<string> {
+  const { box, req } = ctx;
+  const parts: string[] = [];
+  const where = [r.account_id ? `account ${r.account_id}` : null, r.availability_zone ?? r.region].filter(
+    Boolean,
+  );
+  const service = r.tags?.service;
+  const cost = num(r.monthly_cost);
+  parts.push(
+    `${label(r)} is ${article(r.type ?? 'resource')} ${r.type ?? 'resource'}${where.length ? ` in ${where.join(', ')}` : ''}` +
+      `${service ? `, tagged service=${service}` : ''}. ` +
+      (cost !== null ? `It costs ${money(cost)} a month.` : 'No monthly cost is recorded for it.') +
+      (label(r).includes(r.arn) ? '' : ` ARN: ${r.arn}`),
+  );
+  const settings = settingsOf(r.attributes);
+  if (settings) parts.push(`Settings: ${settings}.`);
+  const f = req.facets;
+  const filtered = !!(f.domain || f.severity);
+  const open = bySeverity(
+    r.open_findings.filter(
+      (x) => (!f.domain || x.domain === f.domain) && (!f.severity || x.severity === f.severity),
+    ),
+  );
+  const kind = [f.severity, f.domain].filter(Boolean).join(' ');
+  if (!open.length) {
+    parts.push(
+      filtered
+        ? `It has no open ${kind} findings.`
+        : 'It has no open findings: no detector flags anything on it today.',
+    );
+  } else {
+    parts.push(
+      `${filtered ? `Its open ${kind} findings` : `It has ${r.open_findings.length} open ${r.open_findings.length === 1 ? 'finding' : 'findings'}`}, most severe first:\n` +
+        numbered(open.map((x) => findingLine(x))),
+    );
+  }
+  if (r.recent_changes.length) {
+    parts.push(
+      `Changes the inventory recorded:\n${bullets(r.recent_changes.map((c) => `${when(c.observed_at)}: ${c.change}${c.changed_fields?.length ? ` (${c.changed_fields.join(', ')})` : ''}`))}`,
+    );
+  }
+  if (box.has('recent_changes')) {
+    const recent = ok(await box.call<RecentChanges>('recent_changes', { days: 7 }));
+    const events = (recent?.cloudtrail ?? []).filter((e) => e.arns?.includes(r.arn));
+    if (events.length)
+      parts.push(
+        `Who changed it in the last week (CloudTrail):\n${bullets(events.map((e) => `${when(e.at)}: ${actorName(e.actor)} (${e.actor}) ran ${e.name}${e.source_ip ? ` from ${e.source_ip}` : ''}`))}`,
+      );
+  } else {
+    parts.push(skippedNote(ctx, ['recent_changes'], 'say who changed it') ?? '');
+  }
+  if (r.console_url) parts.push(`Console: ${r.console_url}`);
+  const also = alsoNamedNote(alsoNamed);
+  if (also) parts.push(also);
+  if (open.length)
+    parts.push(
+      'Ask "how do I fix the first one?" for the steps, or "what depends on it?" for its blast radius.',
+    );
+  return parts.filter(Boolean).join('\n\n');
+}
+
+/** A name that is a service tag rather than one resource: the findings on the resources tagged with it. */
+export async function serviceAnswer(ctx: Ctx, service: string, resources: ResourceRow[]): Promise<string> {
+  const { box, req } = ctx;
+  const parts: string[] = [];
+  const shown = resources.slice(0, 8);
+  parts.push(
+    `"${service}" is a service tag: ${resources.length >= 50 ? 'at least ' : ''}${resources.length} ${resources.length === 1 ? 'resource is' : 'resources are'} tagged service=${service}, the most expensive being:\n` +
+      bullets(
+        shown.map(
+          (r) =>
+            `${label(r)} — ${r.type ?? 'resource'}${num(r.monthly_cost) !== null ? `, ${money(r.monthly_cost)}/month` : ''}`,
+        ),
+      ),
+  );
+  if (!box.has('list_findings')) {
+    parts.push(skippedNote(ctx, ['list_findings'], 'list the findings on them') ?? '');
+    return parts.join('\n\n');
+  }
+  const list = ok(
+    await box.call<FindingList>('list_findings', {
+      service,
+      ...(req.facets.domain ? { domain: req.facets.domain } : {}),
+      ...(req.facets.severity ? { severity: req.facets.severity } : {}),
+      limit: 15,
+    }),
+  );
+  if (!list) return parts.join('\n\n');
+  const kind = [req.facets.severity, req.facets.domain].filter(Boolean).join(' ');
+  parts.push(
+    list.total === 0
+      ? `There are no open ${kind ? `${kind} ` : ''}findings on resources tagged service=${service}.`
+      : `There ${list.total === 1 ? 'is' : 'are'} ${list.total} open ${kind ? `${kind} ` : ''}${list.total === 1 ? 'finding' : 'findings'} on them, most severe first:\n${numbered(list.findings.map((x) => findingLine(x)))}`,
+  );
+  return parts.join('\n\n');
+}
+
+async function graphSubject(
+  ctx: Ctx,
+  tool: 'blast_radius' | 'resource_neighbours',
+): Promise<{ output: BlastRadius | Neighbours; note?: string | undefined } | { answer: string }> {
+  const { box } = ctx;
+  let subject = subjectOf(ctx);
+  const which =
+    'Which resource do you mean? Name it by its name, native id or ARN, for example "what depends on prod-payments-db?".';
+  if (subject.kind === 'none') return { answer: which };
+  if (subject.kind === 'finding') {
+    // "what depends on it?" after a finding: the resource the finding is about.
+    const arn = await resourceOfFinding(ctx, subject.id);
+    if (!arn) return { answer: which };
+    subject = { kind: 'ref', ref: arn };
+  }
+  const graph = async (ref: string) => {
+    const out = ok(await box.call<BlastRadius | Neighbours | NotFound>(tool, { resource: ref }));
+    return out && !('found' in out) ? out : undefined;
+  };
+  // An id or ARN names one resource: ask the graph directly. A name may be shared, so it is resolved first.
+  const direct = subject.kind === 'ref' ? subject.ref : undefined;
+  if (direct && idsIn(direct).length) {
+    const out = await graph(direct);
+    if (out) return { output: out };
+  }
+  if (!box.has('get_resource')) {
+    const first = subject.kind === 'ref' ? subject.ref : candidatesOf(subject.text)[0];
+    const out = first ? await graph(first) : undefined;
+    if (out) return { output: out };
+    return {
+      answer: `I found no resource ${quoted(ctx, first) ? `called ${quoted(ctx, first)}` : 'with the name or id you gave'} in the inventory by its exact name, native id or ARN.`,
+    };
+  }
+  const res = await resolveSubject(ctx, subject);
+  if (res.status === 'service' || res.status === 'type')
+    return {
+      answer: `${res.status === 'service' ? `"${res.service}" is a service tag` : `"${res.name}" is a kind of resource`} covering several resources, not one resource. Name one of them, for example ${res.resources
+        .slice(0, 3)
+        .map((r) => label(r))
+        .join(', ')}.`,
+    };
+  if (res.status !== 'resource') return { answer: unresolvedAnswer(ctx, res) };
+  const out = await graph(res.resource.arn);
+  if (!out) return { answer: `The graph has no entry for ${label(res.resource)}.` };
+  return { output: out, note: alsoNamedNote(res.alsoNamed) };
+}
+
+/** "What depends on X?" / "What breaks if X fails?" — the dependents by depth. */
+export const blast: Handler = async (ctx) => {
+  if (!ctx.box.has('blast_radius')) return unavailable(ctx, ['blast_radius'], 'work out what depends on it');
+  const got = await graphSubject(ctx, 'blast_radius');
+  if ('answer' in got) return got.answer;
+  const b = got.output as BlastRadius;
+  const subject = label(b.resource);
+  const note = got.note ? `\n\n${got.note}` : '';
+  if (!b.count)
+    return `Nothing in the dependency graph depends on ${subject}: no resource depends on it, is attached to it, is a member of it or is protected by it (within three hops). Deleting it would affect nothing else the inventory knows of.${note}`;
+  const byDepth = new Map<number, BlastRadius['dependents']>();
+  for (const d of b.dependents) byDepth.set(d.depth, [...(byDepth.get(d.depth) ?? []), d]);
+  const parts = [
+    `If ${subject} failed or were deleted, ${b.count} ${b.count === 1 ? 'resource' : 'resources'} would be affected, from the dependency graph (within three hops):`,
+  ];
+  let shown = 0;
+  for (const [depth, rows] of [...byDepth.entries()].sort((a, c) => a[0] - c[0])) {
+    const take = rows.slice(0, Math.max(0, 40 - shown));
+    shown += take.length;
+    if (!take.length) break;
+    parts.push(
+      `Depth ${depth}${depth === 1 ? ' (directly)' : ''}:\n${bullets(take.map((d) => `${label(d)} — ${d.type ?? 'resource'}`))}`,
+    );
+  }
+  if (shown < b.dependents.length) parts.push('(The list goes on; ask about one of them for more.)');
+  if (got.note) parts.push(got.note);
+  return parts.join('\n\n');
+};
+
+/** "What is X connected to?" — its edges, both ways. */
+export const neighbours: Handler = async (ctx) => {
+  if (!ctx.box.has('resource_neighbours'))
+    return unavailable(ctx, ['resource_neighbours'], 'show what it is connected to');
+  const got = await graphSubject(ctx, 'resource_neighbours');
+  if ('answer' in got) return got.answer;
+  const n = got.output as Neighbours;
+  const subject = label(n.resource);
+  if (!n.neighbours.length)
+    return `${subject} has no edges in the graph: nothing is connected to it.${got.note ? `\n\n${got.note}` : ''}`;
+  const groups = new Map<string, Neighbours['neighbours']>();
+  for (const e of n.neighbours) {
+    const key = `${e.direction === 'out' ? 'out' : 'in'} ${e.kind}`;
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  const parts = [
+    `${subject} has ${n.neighbours.length} ${n.neighbours.length === 1 ? 'connection' : 'connections'} in the graph:`,
+  ];
+  for (const [key, rows] of groups) {
+    const [direction, kind] = key.split(' ') as [string, string];
+    const heading =
+      direction === 'out' ? `${subject} → ${kind} →` : `→ ${kind} → ${subject} (these point at it)`;
+    parts.push(`${heading}\n${bullets(rows.map((e) => `${label(e)} — ${e.type ?? 'resource'}`))}`);
+  }
+  if (got.note) parts.push(got.note);
+  return parts.join('\n\n');
+};
+
+/** "What costs the most?" — the spend by type, the most expensive resources, and the savings at stake. */
+export const costs: Handler = async (ctx) => {
+  const { box, req } = ctx;
+  if (!box.has('search_resources') && !box.has('inventory_sql'))
+    return unavailable(ctx, ['search_resources', 'inventory_sql'], 'find what costs the most');
+  const f = req.facets;
+  const account = await resolveAccount(ctx, f.account);
+  if (account.status === 'unknown')
+    return `I found no account ${quoted(ctx, account.text) ? `called ${quoted(ctx, account.text)}` : 'with the id or name you gave'} in the inventory.`;
+  // "our most expensive databases": the type the words imply narrows it (an account is a filter, not a type).
+  const hinted = typeHint(req.prompt);
+  const type = hinted && hinted[0] !== 'aws_account' ? hinted : undefined;
+  const filters = [
+    'deleted_at is null',
+    ...(type ? [`type = ${literal(type[0])}`] : []),
+    ...(f.service ? [`tags->>'service' = ${literal(f.service)}`] : []),
+    ...(account.status === 'ok' ? [`account_id = ${literal(account.id)}`] : []),
+  ].join(' and ');
+  const scope = [
+    f.service ? `tagged service=${f.service}` : '',
+    account.status === 'ok' ? `in account ${account.label}` : '',
+  ]
+    .filter(Boolean)
+    .join(' ');
+  const subject = `${type ? `Your ${type[1]}` : 'The inventory'}${scope ? ` ${scope}` : ''}`;
+  const parts: string[] = [];
+  if (box.has('inventory_sql')) {
+    const total = await sql(
+      ctx,
+      `select round(sum(monthly_cost)::numeric, 2) as monthly_cost, count(*)::int as resources, count(monthly_cost)::int as costed from resources where ${filters}`,
+    );
+    const byType = type
+      ? undefined
+      : await sql(
+          ctx,
+          `select type, count(*)::int as resources, round(sum(monthly_cost)::numeric, 2) as monthly_cost from resources where ${filters} and monthly_cost is not null group by type order by 3 desc limit 6`,
+        );
+    const t = total?.rows[0];
+    if (t && num(t.monthly_cost) !== null)
+      parts.push(
+        `${subject} ${type ? 'cost' : 'costs'} ${money(t.monthly_cost)} a month across ${String(t.resources)} ${Number(t.resources) === 1 ? 'resource' : 'resources'} (the sum of their monthly costs${Number(t.costed) < Number(t.resources) ? `; ${String(t.costed)} of them carry a cost` : ''}).`,
+      );
+    if (byType?.rows.length)
+      parts.push(
+        `By type, the largest first:\n${numbered(byType.rows.map((r) => `${String(r.type)} — ${money(r.monthly_cost)}/month over ${String(r.resources)} ${Number(r.resources) === 1 ? 'resource' : 'resources'}`))}`,
+      );
+  } else {
+    parts.push(skippedNote(ctx, ['inventory_sql'], 'total the spend by type') ?? '');
+  }
+  if (box.has('search_resources')) {
+    const top = ok(
+      await box.call<{ resources: ResourceRow[] }>('search_resources', {
+        ...(type ? { type: type[0] } : {}),
+        ...(f.service ? { service: f.service } : {}),
+        ...(account.status === 'ok' ? { account_id: account.id } : {}),
+        limit: 10,
+      }),
+    );
+    const rows = (top?.resources ?? []).filter((r) => num(r.monthly_cost) !== null);
+    if (rows.length)
+      parts.push(
+        `The most expensive resources:\n${numbered(rows.map((r) => `${label(r)} — ${r.type ?? 'resource'}${r.service ? ` (service=${r.service})` : ''} — ${money(r.monthly_cost)}/month`))}`,
+      );
+  } else {
+    parts.push(skippedNote(ctx, ['search_resources'], 'list the most expensive resources') ?? '');
+  }
+  if (!scope && !type && box.has('savings_summary')) {
+    const s = ok(await box.call<SavingsSummary>('savings_summary', { top: 1 }));
+    const best = s?.top_recommendations[0];
+    if (s)
+      parts.push(
+        `Open findings could save ${money(s.monthly_savings)} a month of this` +
+          (best
+            ? `; the largest single saving is «${best.title}» (finding ${best.finding_id}), ${money(best.monthly_savings)}/month.`
+            : '.') +
+          ' Ask "what could save the most?" for the list.',
+      );
+  }
+  return parts.filter(Boolean).join('\n\n');
+};
+
+/** "How many X do we have?" — a count from the inventory, by account and region. */
+export const count: Handler = async (ctx) => {
+  const { box, req } = ctx;
+  if (!box.has('inventory_sql'))
+    return unavailable(ctx, ['inventory_sql'], 'count resources in the inventory');
+  const hint =
+    typeHint(req.target ?? '') ?? typeHint(ctx.req.facets.service ?? '') ?? typeHint(promptOf(ctx));
+  const service = req.facets.service ? ` and tags->>'service' = ${literal(req.facets.service)}` : '';
+  if (!hint) {
+    const r = await sql(
+      ctx,
+      `select type, count(*)::int as resources from resources where deleted_at is null${service} group by type order by 2 desc, 1 limit 15`,
+    );
+    const total = await sql(
+      ctx,
+      `select count(*)::int as resources from resources where deleted_at is null${service}`,
+    );
+    if (!r || !total) return 'The inventory could not be counted in this turn.';
+    return (
+      `The inventory holds ${String(total.rows[0]?.resources)} resources${req.facets.service ? ` tagged service=${req.facets.service}` : ''}. The most common types:\n` +
+      numbered(r.rows.map((x) => `${String(x.type)} — ${String(x.resources)}`))
+    );
+  }
+  const [type, name] = hint;
+  const r = await sql(
+    ctx,
+    `select account_id, region, count(*)::int as resources from resources where deleted_at is null and type = ${literal(type)}${service} group by rollup ((account_id, region)) order by account_id nulls first, region`,
+  );
+  if (!r) return 'The inventory could not be counted in this turn.';
+  const total = r.rows.find((x) => x.account_id === null);
+  const n = Number(total?.resources ?? 0);
+  if (!n)
+    return `There are no ${name} (${type}) in the inventory${req.facets.service ? ` tagged service=${req.facets.service}` : ''}.`;
+  const rest = r.rows.filter((x) => x.account_id !== null);
+  return (
+    `There ${n === 1 ? 'is' : 'are'} ${n} ${name} (${type}) in the inventory${req.facets.service ? ` tagged service=${req.facets.service}` : ''}` +
+    (rest.length > 1
+      ? `:\n${bullets(rest.map((x) => `${String(x.resources)} in account ${String(x.account_id)}, ${String(x.region)}`))}`
+      : rest[0]
+        ? `, all in account ${String(rest[0].account_id)}, ${String(rest[0].region)}.`
+        : '.')
+  );
+};
+
+function promptOf(ctx: Ctx): string {
+  return ctx.req.prompt;
+}

@@ -1,0 +1,169 @@
+/**
+ * Follow-ups: what the previous answer was about, read from the conversation. The previous user message
+ * gives the previous intent (re-parsed, itself resolved against the turns before it); the previous
+ * assistant message gives the items it listed and the ids it cited, in order.
+ */
+import type { ConversationMessage } from '../engine';
+import { isOnlyFacets, isReferenceOnly, parsePrompt, type Facets, type Parsed } from './parse';
+import { idsIn, type FoundId } from './text';
+
+export interface PriorItem {
+  kind: 'finding' | 'resource';
+  id: string;
+}
+
+export interface Prior {
+  request: Request;
+  /** The items the previous answer listed (one per list line), or the ids it cited when it listed none. */
+  items: PriorItem[];
+  /** What the previous answer was about: the first id of its opening paragraph, else its first item. */
+  subject?: PriorItem | undefined;
+}
+
+/** A prompt read in the light of the conversation: the request a handler answers. */
+export interface Request extends Parsed {
+  /** The previous turn, when the conversation has one. */
+  prior?: Prior | undefined;
+  /** A note that says how a follow-up was understood. */
+  understoodAs?: string | undefined;
+}
+
+function itemOf(ids: FoundId[]): PriorItem | undefined {
+  const finding = ids.find((i) => i.kind === 'finding');
+  if (finding) return { kind: 'finding', id: finding.id };
+  const arn = ids.find((i) => i.kind === 'arn');
+  if (arn) return { kind: 'resource', id: arn.id };
+  const native = ids[0];
+  return native ? { kind: 'resource', id: native.id } : undefined;
+}
+
+/** The items an answer lists: each list line ("1. …", "- …") counts once, by its finding id or else its first resource id. */
+export function itemsOf(answer: string): { items: PriorItem[]; subject?: PriorItem | undefined } {
+  const lines = answer.split('\n');
+  const items: PriorItem[] = [];
+  const seen = new Set<string>();
+  let subject: PriorItem | undefined;
+  let inList = false;
+  for (const line of lines) {
+    const isItem = /^\s*(?:\d+[.)]|[-*•])\s/.test(line);
+    if (isItem) inList = true;
+    const item = itemOf(idsIn(line));
+    if (!item) continue;
+    if (!isItem && !inList && !subject) subject = item;
+    if (isItem && !seen.has(item.id)) {
+      seen.add(item.id);
+      items.push(item);
+    }
+  }
+  if (!items.length) {
+    for (const id of idsIn(answer)) {
+      const item = itemOf([id]);
+      if (item && !seen.has(item.id)) {
+        seen.add(item.id);
+        items.push(item);
+      }
+    }
+  }
+  return { items, subject: subject ?? items[0] };
+}
+
+function mergeFacets(base: Facets, over: Facets): Facets {
+  return {
+    domain: over.domain ?? base.domain,
+    severity: over.severity ?? base.severity,
+    service: over.service ?? base.service,
+    account: over.account ?? base.account,
+  };
+}
+
+const TARGETED = new Set([
+  'resource',
+  'neighbours',
+  'blast',
+  'fix',
+  'finding',
+  'learnings',
+  'runbook',
+  'incident',
+]);
+const LISTS = new Set(['open', 'savings', 'costs']);
+
+/**
+ * Resolves a prompt against the conversation (oldest message first). Depth-bounded: a follow-up of a
+ * follow-up resolves its predecessor first, up to a few turns back.
+ */
+export function resolveRequest(prompt: string, history: ConversationMessage[], depth = 0): Request {
+  const parsed: Request = parsePrompt(prompt);
+  let lastUser = -1;
+  for (let i = history.length - 1; i >= 0; i--) {
+    if (history[i]!.role === 'user') {
+      lastUser = i;
+      break;
+    }
+  }
+  if (lastUser < 0 || depth > 4) return standalone(parsed);
+  const previous = resolveRequest(history[lastUser]!.content, history.slice(0, lastUser), depth + 1);
+  const answer = history
+    .slice(lastUser + 1)
+    .filter((m) => m.role === 'assistant')
+    .map((m) => m.content)
+    .join('\n');
+  const { items, subject } = itemsOf(answer);
+  parsed.prior = { request: previous, items, subject };
+
+  const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
+  const refersBack = parsed.reference !== undefined && isReferenceOnly(parsed.target);
+  // "and the security ones?", "only critical", "what about payments?": the previous question, narrowed.
+  if (
+    (parsed.intent === 'unknown' ||
+      (parsed.continues && (parsed.intent === 'open' || parsed.intent === 'resource'))) &&
+    !parsed.ids.length &&
+    !refersBack
+  ) {
+    if (hasFacets && isOnlyFacets(parsed.target, parsed.facets)) {
+      const intent = LISTS.has(previous.intent) || previous.intent === 'resource' ? previous.intent : 'open';
+      parsed.intent = intent;
+      parsed.facets = mergeFacets(intent === previous.intent ? previous.facets : {}, parsed.facets);
+      if (intent === 'resource') {
+        parsed.target = previous.target;
+        parsed.ids = previous.ids;
+      }
+      parsed.sortBySavings = parsed.sortBySavings || previous.sortBySavings;
+      parsed.understoodAs = 'your previous question, narrowed';
+      return parsed;
+    }
+    if (previous.intent === 'count' && parsed.continues) {
+      // "how many instances?" then "and buckets?": the same count, of another kind.
+      parsed.intent = 'count';
+      parsed.facets = mergeFacets(previous.facets, parsed.facets);
+      return parsed;
+    }
+    if (parsed.target && !isOnlyFacets(parsed.target, parsed.facets)) {
+      // "what about sg-web?": the previous kind of question, about something else.
+      parsed.intent = TARGETED.has(previous.intent) ? previous.intent : 'resource';
+      parsed.days = parsed.days ?? previous.days;
+      parsed.understoodAs = 'the same question as before, about something else';
+      return parsed;
+    }
+  }
+  if (parsed.intent === 'unknown' && refersBack) parsed.intent = 'resource';
+  if (refersBack) return parsed;
+  return standalone(parsed);
+}
+
+/** A question read on its own: filters alone ask for a list; a name alone asks about that resource. */
+function standalone(parsed: Request): Request {
+  const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
+  if (parsed.intent === 'resource' && !parsed.ids.length && isOnlyFacets(parsed.target, parsed.facets))
+    parsed.intent = 'open';
+  else if (parsed.intent === 'unknown' && hasFacets && isOnlyFacets(parsed.target, parsed.facets))
+    parsed.intent = 'open';
+  else if (
+    parsed.intent === 'unknown' &&
+    parsed.continues &&
+    parsed.target &&
+    !isReferenceOnly(parsed.target)
+  )
+    parsed.intent = 'resource';
+  return parsed;
+}

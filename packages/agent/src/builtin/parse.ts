@@ -1,0 +1,374 @@
+/**
+ * Reading a prompt: which intent it expresses (the intent table), the filters it names (domain,
+ * severity, service, account), the thing it is about (a resource, a finding), the time window, and the
+ * cues that make it a follow-up of the previous answer ("and the security ones?", "the first one").
+ */
+import { CHECK_RE, idsIn } from './text';
+
+export type Intent =
+  | 'help'
+  | 'open'
+  | 'savings'
+  | 'costs'
+  | 'count'
+  | 'resource'
+  | 'neighbours'
+  | 'blast'
+  | 'incident'
+  | 'changes'
+  | 'learnings'
+  | 'runbook'
+  | 'fix'
+  | 'finding'
+  | 'pick'
+  | 'unknown';
+
+export type Domain = 'finops' | 'security' | 'sre';
+export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+
+export interface Facets {
+  domain?: Domain | undefined;
+  severity?: Severity | undefined;
+  service?: string | undefined;
+  /** A 12-digit account id or an account's name (resolved through the inventory). */
+  account?: string | undefined;
+}
+
+/** What a prompt refers to in the previous answer. */
+export type Reference = { kind: 'ordinal'; index: number } | { kind: 'pronoun' };
+
+export interface Parsed {
+  /** The prompt as written. */
+  prompt: string;
+  intent: Intent;
+  facets: Facets;
+  /** The words naming what the question is about (a resource, a finding, a topic), as written. */
+  target?: string | undefined;
+  /** Ids written in the prompt, in order. */
+  ids: ReturnType<typeof idsIn>;
+  checks: string[];
+  days?: number | undefined;
+  sortBySavings: boolean;
+  /** How many items the question asks for ("the top 3"), when it says. */
+  limit?: number | undefined;
+  pick?: 'expensive' | 'savings' | 'severe' | undefined;
+  reference?: Reference | undefined;
+  /** The prompt opens like a follow-up ("and …", "what about …", "only …"). */
+  continues: boolean;
+  /** The prompt names an incident (an id like INC-42) that no store can look up. */
+  incidentName?: string | undefined;
+}
+
+/**
+ * The intent table, in order of precedence: the first intent whose pattern matches wins. Each intent's
+ * plan of tool calls and its answer live in ./answers.
+ */
+export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
+  { intent: 'runbook', pattern: /\b(?:run ?books?|playbooks?|sops?)\b/ },
+  {
+    intent: 'learnings',
+    pattern: /\b(?:learn(?:ed|t|ings?)?|lessons?|post-?mortems?|retro(?:spective)?s?|takeaways?)\b/,
+  },
+  {
+    intent: 'pick',
+    pattern:
+      /\bwhich (?:of (?:those|these|them)|one)\b|\b(?:most expensive|priciest|costliest|most severe|most urgent|worst|biggest|saves? the most) (?:of|among) (?:those|these|them)\b/,
+  },
+  {
+    intent: 'fix',
+    pattern:
+      /\b(?:fix|fixes|fixed|fixing|remediat\w*|resolve|mitigat\w*|steps to close|what should (?:i|we) do (?:about|with|for))\b/,
+  },
+  {
+    intent: 'blast',
+    pattern:
+      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted)\b|\bif\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated)|dies|is down|stops)\b/,
+  },
+  {
+    intent: 'neighbours',
+    pattern: /\b(?:connected|attached|linked|wired) to\b|\bneighbou?rs?\b|\bconnections of\b/,
+  },
+  {
+    intent: 'incident',
+    pattern:
+      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d)\b/,
+  },
+  {
+    intent: 'changes',
+    pattern:
+      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted)|cloudtrail|what(?:'s| is) new|since yesterday)\b/,
+  },
+  {
+    intent: 'costs',
+    pattern:
+      /\b(?:costs? (?:us )?the most|most expensive|priciest|costliest|biggest (?:cost|spend|bill)\w*|top (?:costs?|spend)|spend(?:ing)?|our bill|cost breakdown|how much (?:do|does|are|is)\b.*\b(?:pay|spend|cost)|what do(?:es)?\b.*\bcost|costs? of|what do we pay)\b/,
+  },
+  {
+    intent: 'savings',
+    pattern:
+      /\b(?:sav(?:e|es|ing|ings)|wast\w*|cheaper|reduce (?:the )?(?:cost|bill|spend)\w*|cut (?:the )?costs?|optimi[sz]\w*|recommendations?)\b/,
+  },
+  { intent: 'count', pattern: /\bhow many\b|\bnumber of\b|\bcount (?:of|the)\b/ },
+  {
+    intent: 'resource',
+    pattern:
+      /\b(?:wrong|problems?|issues?|going on) with\b|\bstatus of\b|\bhealth of\b|\btell me (?:more )?about\b|\bmore about\b|\bdetails? (?:of|on|for|about)\b|\bdescribe\b|\blook (?:at|up)\b|\bwho is\b|\bis\b.+\b(?:ok|okay|healthy|fine|safe|secure|alright)\b/,
+  },
+  {
+    intent: 'open',
+    pattern:
+      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of)\b/,
+  },
+  { intent: 'help', pattern: /^(?:hi|hello|hey|help|thanks?|thank you)\b|\bwhat can you (?:do|answer)\b/ },
+];
+
+const DOMAIN_PATTERNS: Array<[Domain, RegExp]> = [
+  ['finops', /\b(?:finops|cost|costs|costly|money|spend\w*|wast\w*|billing|savings?)\b/],
+  ['security', /\b(?:security|secure|insecure|exposures?|exposed|vulnerab\w*|sec)\b/],
+  ['sre', /\b(?:sre|reliab\w*|resilien\w*|availability|uptime|durab\w*)\b/],
+];
+
+const SEVERITY_WORD = /\b(critical|high|medium|low|info)\b(?!-)/g;
+
+/** Words that never name a service, an account or a resource by themselves. */
+const NOT_A_NAME = new Set(
+  (
+    'a an the this that these those which what each every any our my your their its of for on in to with ' +
+    'and or is are was were be tag tags tagged name named called id ids all some other same one ones aws ' +
+    'cloud root service services account accounts resource resources finding findings open has have had ' +
+    'do does did can could should would will per by from at as it be been there here who how why when ' +
+    'where most least more less top new old whole entire main about into over under'
+  ).split(' '),
+);
+
+function severityOf(lower: string): Severity | undefined {
+  for (const m of lower.matchAll(SEVERITY_WORD)) {
+    const after = lower.slice((m.index ?? 0) + m[0].length);
+    const before = lower.slice(0, m.index ?? 0);
+    if (
+      /^\s*(?:-|\s)?(?:severity|sev|ones?|findings?|issues?|problems?|risks?|priority|items?|and|or|only)\b/.test(
+        after,
+      ) ||
+      /^\s*[?!.,]*\s*$/.test(after) ||
+      /\bseverity\s*(?:of|is|=|:)?\s*$/.test(before)
+    )
+      return m[1] as Severity;
+  }
+  return undefined;
+}
+
+function domainOf(lower: string): Domain | undefined {
+  const hits = DOMAIN_PATTERNS.filter(([, re]) => re.test(lower)).map(([d]) => d);
+  return hits.length === 1 ? hits[0] : undefined;
+}
+
+const NAME = `["'\`]?([a-z0-9][\\w.-]*[a-z0-9]|[a-z0-9])["'\`]?`;
+
+function serviceOf(raw: string): string | undefined {
+  const patterns = [
+    new RegExp(`\\bservice\\s*[=:]\\s*${NAME}`, 'i'),
+    new RegExp(`\\btagged\\s+(?:with\\s+)?(?:service\\s*[=:]?\\s*)?${NAME}`, 'i'),
+    new RegExp(`\\b${NAME}\\s+service\\b`, 'i'),
+    // "service payments" only when the name ends the phrase ("service save money" names no service).
+    new RegExp(`\\bservices?\\s+(?:called\\s+|named\\s+)?${NAME}(?=\\s*(?:[?.!,;]|$|\\s(?:and|or)\\b))`, 'i'),
+  ];
+  for (const re of patterns) {
+    for (const m of raw.matchAll(new RegExp(re.source, 'gi'))) {
+      const name = m[1]!;
+      if (!NOT_A_NAME.has(name.toLowerCase())) return name;
+    }
+  }
+  return undefined;
+}
+
+function accountOf(raw: string): string | undefined {
+  const id = /\b(\d{12})\b/.exec(raw);
+  if (id) return id[1];
+  for (const re of [
+    new RegExp(`\\baccount\\s+(?:called\\s+|named\\s+)?${NAME}`, 'gi'),
+    new RegExp(`\\b${NAME}\\s+account\\b`, 'gi'),
+  ]) {
+    for (const m of raw.matchAll(re)) {
+      const name = m[1]!;
+      if (!NOT_A_NAME.has(name.toLowerCase()) && !/^(?:ids?|numbers?|level)$/i.test(name)) return name;
+    }
+  }
+  return undefined;
+}
+
+const WORD_NUMBERS: Record<string, number> = {
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  seven: 7,
+  fourteen: 14,
+};
+
+function daysOf(lower: string): number | undefined {
+  const n = /\b(?:last|past|previous)\s+(\d{1,2}|one|two|three|four|five|seven|fourteen)\s+days?\b/.exec(
+    lower,
+  );
+  if (n) return Math.min(30, Math.max(1, Number(n[1]) || WORD_NUMBERS[n[1]!] || 1));
+  const h = /\b(?:last|past)\s+(\d{1,3})\s+hours?\b/.exec(lower);
+  if (h) return Math.min(30, Math.max(1, Math.ceil(Number(h[1]) / 24)));
+  if (/\b(?:last|past|this|previous) (?:week|seven days)\b|\bweek\b/.test(lower)) return 7;
+  if (/\b(?:last|past|this|previous) month\b/.test(lower)) return 30;
+  if (/\b(?:yesterday|last night|overnight|today|last day|tonight|this morning)\b/.test(lower)) return 1;
+  return undefined;
+}
+
+const ORDINALS: Record<string, number> = {
+  first: 0,
+  '1st': 0,
+  second: 1,
+  '2nd': 1,
+  third: 2,
+  '3rd': 2,
+  fourth: 3,
+  '4th': 3,
+  fifth: 4,
+  '5th': 4,
+  top: 0,
+  last: -1,
+};
+
+function referenceOf(lower: string): Reference | undefined {
+  const ord =
+    /\b(first|1st|second|2nd|third|3rd|fourth|4th|fifth|5th|last|top)\s+(?:one|item|finding|resource|of (?:those|these|them)|on (?:the|that) list)\b/.exec(
+      lower,
+    ) ?? /\bthe (first|second|third|fourth|fifth|last)\b/.exec(lower);
+  if (ord) return { kind: 'ordinal', index: ORDINALS[ord[1]!]! };
+  const numbered = /(?:#|\bnumber\s+|\bitem\s+)(\d{1,2})\b/.exec(lower);
+  if (numbered) return { kind: 'ordinal', index: Number(numbered[1]) - 1 };
+  if (/\b(?:it|its|it's|that one|this one|that|this|them|those|these|the same)\b/.test(lower))
+    return { kind: 'pronoun' };
+  return undefined;
+}
+
+/** The words after the intent's verb that name what the question is about. */
+const TARGET_PATTERNS: RegExp[] = [
+  /\b(?:wrong|problems?|issues?|going on) with\s+(.+)/i,
+  /\bblast radius\s+(?:of|for|on)\s+(.+)/i,
+  /\b(.+?)(?:'s)?\s+blast radius\b/i,
+  /\b(?:depends?|relies|rely|relying|depending) on\s+(.+)/i,
+  /\bdependents?\s+(?:of|for|on)\s+(.+)/i,
+  /\bdownstream of\s+(.+)/i,
+  /\bif\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated)|dies|is down|stops)\b/i,
+  /\b(?:what|which)(?:'s| is| are)?\s+(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
+  /\b(?:connected|attached|linked|wired) to\s+(.+)/i,
+  /\b(?:neighbou?rs?|connections) (?:of|for)\s+(.+)/i,
+  /\b(?:fix|remediate|resolve|mitigate|fixing)\s+(.+)/i,
+  /\bwhat should (?:i|we) do (?:about|with|for)\s+(.+)/i,
+  /\b(?:status|health|details?) (?:of|on|for|about)\s+(.+)/i,
+  /\b(?:tell me (?:more )?about|more about|describe|look (?:at|up)|who is)\s+(.+)/i,
+  /\b(?:what does|how much does|how much is)\s+(.+?)\s+cost\b/i,
+  /\bis\s+(.+?)\s+(?:ok|okay|healthy|fine|safe|secure|alright)\b/i,
+  /\b(?:learn(?:ed|t)?|lessons?|know)\s+(?:about|from|on|for)\s+(.+)/i,
+  /\b(?:run ?books?|playbooks?)\s+(?:for|on|about|to)\s+(.+)/i,
+  /\b(?:incident|outage)\s+(?:on|in|with|of|for|at)\s+(.+)/i,
+  /\b(?:about|on|for|in)\s+(.+)/i,
+];
+
+const TRAILING =
+  /\s*(?:\b(?:right now|now|today|please|then|again|at the moment|currently|the most)\b\s*)+$/i;
+
+function cleanTarget(text: string): string | undefined {
+  let t = text
+    .replace(/[?!.,;:]+(\s|$)/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
+  t = t.replace(TRAILING, '').trim();
+  t = t.replace(/^(?:the|our|my|this|that|a|an)\s+/i, '').trim();
+  t = t.replace(/^["'`]|["'`]$/g, '');
+  return t.length ? t : undefined;
+}
+
+function targetOf(raw: string): string | undefined {
+  for (const re of TARGET_PATTERNS) {
+    const m = re.exec(raw);
+    if (m?.[1]) {
+      const t = cleanTarget(m[1]);
+      if (t) return t;
+    }
+  }
+  return undefined;
+}
+
+export function parsePrompt(prompt: string): Parsed {
+  const raw = prompt.trim();
+  const lower = raw.toLowerCase();
+  let intent: Intent = INTENTS.find((i) => i.pattern.test(lower))?.intent ?? 'unknown';
+  const ids = idsIn(raw);
+  const checks = [...lower.matchAll(CHECK_RE)].map((m) => m[0]);
+  // "how many findings are open" is a question about findings, not about the inventory.
+  if (intent === 'count' && /\b(?:findings?|issues?|problems?|open)\b/.test(lower)) intent = 'open';
+  // A finding named by id or check, without another intent, is a question about that finding.
+  if (
+    (intent === 'unknown' || intent === 'open' || intent === 'resource') &&
+    (checks.length || ids.some((i) => i.kind === 'finding'))
+  )
+    intent = 'finding';
+  // A resource named by id or ARN, without another intent, is a question about that resource.
+  if ((intent === 'unknown' || intent === 'open') && ids.length && !checks.length) intent = 'resource';
+  let pick: Parsed['pick'];
+  if (intent === 'pick') {
+    if (/\b(?:sav(?:e|es|ing|ings))\b/.test(lower)) pick = 'savings';
+    else if (/\b(?:severe|urgent|worst|critical|dangerous|risky|riskiest)\b/.test(lower)) pick = 'severe';
+    else pick = 'expensive';
+  }
+  const incidentName =
+    /\bincident\s+(?:#\s*|id\s+|number\s+)?([a-z]+-\d+|\d+|#\d+)\b/i.exec(raw)?.[1] ??
+    /\b(inc-?\d+)\b/i.exec(raw)?.[1];
+  return {
+    prompt: raw,
+    intent,
+    facets: {
+      domain: domainOf(lower),
+      severity: severityOf(lower),
+      service: serviceOf(raw),
+      account: accountOf(raw),
+    },
+    target: targetOf(raw),
+    ids,
+    checks,
+    days: daysOf(lower),
+    sortBySavings: /\b(?:by savings|sav(?:e|es|ing|ings) the most|most savings|biggest savings)\b/.test(
+      lower,
+    ),
+    limit: (() => {
+      const n = /\b(?:top|first|show(?: me)?)\s+(\d{1,2})\b/.exec(lower);
+      return n ? Math.min(50, Math.max(1, Number(n[1]))) : undefined;
+    })(),
+    pick,
+    reference: referenceOf(lower),
+    continues:
+      /^(?:and|also|plus|what about|how about|same (?:for|but|with)|only|just|now|then|ok(?:ay)?,? (?:and|what about)|but)\b/.test(
+        lower,
+      ),
+    incidentName,
+  };
+}
+
+/** Whether a target phrase is only filter words (a domain, a severity, "ones", "findings"…). */
+export function isOnlyFacets(target: string | undefined, facets: Facets = {}): boolean {
+  if (!target) return true;
+  let lower = target.toLowerCase();
+  for (const v of [facets.service, facets.account]) if (v) lower = lower.split(v.toLowerCase()).join(' ');
+  const rest = lower
+    .replace(
+      /\b(?:finops|cost|costs|money|security|sre|reliability|critical|high|medium|low|info|severity|sev|ones?|findings?|issues?|problems?|risks?|items?|only|open|all|them|the|of|with|and|or|domain|priority|account|service)\b/g,
+      ' ',
+    )
+    .trim();
+  return rest.length === 0;
+}
+
+/** Whether a target phrase is a pronoun or an ordinal ("it", "that one", "the first one"). */
+export function isReferenceOnly(target: string | undefined): boolean {
+  if (!target) return true;
+  return /^(?:it|its|that|this|them|those|these|that one|this one|the same|same|(?:the )?(?:first|second|third|fourth|fifth|last|top|1st|2nd|3rd|4th|5th)(?: one| item| finding| resource)?(?: of (?:those|these|them))?|#\d+|number \d+|item \d+)$/i.test(
+    target.trim(),
+  );
+}
