@@ -30,6 +30,17 @@ export interface TurnInput {
   tools: AgentTool[];
   /** Aborted when the session is deleted or the turn's deadline passes. */
   signal: AbortSignal;
+  /**
+   * The tenant's active learnings (facts the team taught), newest first: part of every turn, so a hosted
+   * model reads them with the system prompt and may cite them like tool output.
+   */
+  learnings?: TurnLearning[] | undefined;
+}
+
+export interface TurnLearning {
+  id: string;
+  fact: string;
+  service: string | null;
 }
 
 /** What an engine streams while it works; the runner numbers and stores each one. */

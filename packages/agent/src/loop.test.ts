@@ -275,6 +275,41 @@ describe('the model loop', () => {
     expect(calls).toHaveLength(1);
   });
 
+  it("gives the model the tenant's learnings, and a claim taken from one is grounded", async () => {
+    const learning = '3f1a0c1e-2222-4000-8000-000000000001';
+    const { model, calls } = scriptedModel([
+      step(`Month-end jobs push the database CPU above 90% for 2 hours (learning ${learning}).`),
+    ]);
+    const engine = createModelEngine(model, { name: 'test', maxSteps: 4, maxRetries: 0 });
+    const { reply } = await play(
+      engine,
+      turn([findingsTool()], {
+        learnings: [
+          {
+            id: learning,
+            fact: 'Month-end jobs push the database CPU above 90% for 2 hours.',
+            service: 'payments',
+          },
+        ],
+      }),
+    );
+    const system = calls[0]!.prompt.find((m) => m.role === 'system');
+    expect(system?.content).toContain(
+      `- [${learning}] (payments) Month-end jobs push the database CPU above 90% for 2 hours.`,
+    );
+    // No correction round: 90%, 2 and the learning's id all come from the turn's data.
+    expect(calls).toHaveLength(1);
+    expect(reply).not.toMatch(/Unverified/);
+  });
+
+  it('says nothing of learnings when the tenant has none', async () => {
+    const { model, calls } = scriptedModel([step('Nothing recorded.')]);
+    const engine = createModelEngine(model, { name: 'test', maxSteps: 4, maxRetries: 0 });
+    await play(engine, turn([findingsTool()]));
+    const system = calls[0]!.prompt.find((m) => m.role === 'system');
+    expect(system?.content).not.toMatch(/active learnings/);
+  });
+
   it('bounds the steps: the last one may not call tools', async () => {
     const call = { tool: 'list_findings', input: {} };
     const { model, calls } = scriptedModel([step(call), step(call), step('There are 2 findings.')]);

@@ -21,6 +21,7 @@ import {
   type AgentTool,
   type TurnEvent,
   type TurnInput,
+  type TurnLearning,
 } from './engine';
 import { checkGrounding, type GroundingReport } from './grounding';
 
@@ -38,8 +39,8 @@ export interface ModelEngineOptions {
 /** Shown between a first answer and its correction, so a streaming reader sees why the text restarts. */
 export const CORRECTING = '\n\n[Correcting unverified claims…]\n\n';
 
-export function systemPrompt(now = new Date()): string {
-  return [
+export function systemPrompt(now = new Date(), learnings: TurnLearning[] = []): string {
+  const lines = [
     "You answer questions about the tenant's cloud environment (its inventory of resources, findings, costs and savings, incidents, learnings and runbooks) using only the tools you are given.",
     'Call the tools to look things up; never answer from memory or make up resources, findings or values.',
     'Cite the ids of the findings, resources and incidents you rely on (their UUIDs, ARNs or native ids, exactly as the tools returned them).',
@@ -47,7 +48,14 @@ export function systemPrompt(now = new Date()): string {
     'When the data does not answer the question, say so plainly and say what you looked at.',
     'Be concise: a short answer first, then the supporting items.',
     `Today is ${now.toISOString().slice(0, 10)} (UTC).`,
-  ].join('\n');
+  ];
+  if (learnings.length) {
+    lines.push(
+      'What the team has taught you (its active learnings; cite a learning by its id when you rely on it):',
+      ...learnings.map((l) => `- [${l.id}]${l.service ? ` (${l.service})` : ''} ${l.fact}`),
+    );
+  }
+  return lines.join('\n');
 }
 
 /** The follow-up that asks the model to correct an answer whose claims no tool output supports. */
@@ -166,9 +174,11 @@ export function createModelEngine(model: LanguageModel, opts: ModelEngineOptions
   const secrets = (opts.secrets ?? []).filter((s) => s.length > 0);
 
   async function runTurn(input: TurnInput, emit: (event: TurnEvent) => Promise<void>) {
-    const outputs: unknown[] = [];
+    // The learnings are part of the turn's data: a claim taken from one is grounded like tool output.
+    const learnings = input.learnings ?? [];
+    const outputs: unknown[] = learnings.length ? [{ learnings }] : [];
     const tools = toToolSet(input.tools, input.signal);
-    const system = systemPrompt();
+    const system = systemPrompt(new Date(), learnings);
 
     const fail = (error: unknown, steps: number): never => {
       if (error instanceof EngineError) throw error;

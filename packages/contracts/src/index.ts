@@ -2,3 +2,4 @@ export * from './common';
 export * from './identity';
 export * from './runs';
 export * from './pulse';
+export * from './knowledge';

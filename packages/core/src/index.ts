@@ -14,3 +14,4 @@ export * from './inventory/scans';
 export * from './pulse/findings';
 export * from './pulse/reinvestigate';
 export * from './agent/tools';
+export * from './knowledge/learnings';

@@ -384,6 +384,17 @@ export interface NotificationsTable {
   read_at: NullableTimestamp;
 }
 
+export interface LearningsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  fact: string;
+  service: string | null;
+  status: Generated<'active' | 'archived'>;
+  /** `user:<email>`, or the agent or job that wrote it. */
+  created_by: string;
+  created_at: CreatedAt;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -413,6 +424,7 @@ export interface Database {
   finding_audit_steps: FindingAuditStepsTable;
   finding_group_events: FindingGroupEventsTable;
   notifications: NotificationsTable;
+  learnings: LearningsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

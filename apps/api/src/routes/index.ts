@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
 import { pulseRoutes } from './pulse.routes';
@@ -16,6 +17,7 @@ export const routes: RouteSpec[] = [
   ...agentRoutes,
   ...sessionRoutes,
   ...pulseRoutes,
+  ...knowledgeRoutes,
   ...authRoutes,
   ...pageRoutes,
 ];

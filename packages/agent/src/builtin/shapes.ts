@@ -149,3 +149,14 @@ export interface SqlResult {
   row_count: number;
   truncated: boolean;
 }
+
+export interface LearningList {
+  learnings: Array<{
+    id: string;
+    fact: string;
+    service: string | null;
+    created_by: string;
+    created_at: string;
+  }>;
+  count: number;
+}

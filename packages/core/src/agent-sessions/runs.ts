@@ -5,6 +5,7 @@ import { sql, type Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { availableTools, buildAgentTools } from '../agent/tools';
+import { listLearnings } from '../knowledge/learnings';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
@@ -26,6 +27,8 @@ export interface StartRunInput {
 }
 
 const CANCELLED = 'Run cancelled: its session was deleted.';
+/** How many of the newest active learnings go with every agent turn (the rest stay reachable by tool). */
+const TURN_LEARNINGS = 50;
 
 function cancelKey(redisPrefix: string, runId: string) {
   return `${redisPrefix}:run:${runId}:cancel`;
@@ -287,14 +290,17 @@ export async function executeRun(
       .where('last_seq', '<', seq)
       .execute();
 
-  const history = await deps.db
-    .selectFrom('agent_messages')
-    .select(['role', 'content'])
-    .where('session_id', '=', run.session_id)
-    .where((eb) => eb.or([eb('run_id', 'is', null), eb('run_id', '!=', runId)]))
-    .where('created_at', '<=', run.created_at)
-    .orderBy('created_at')
-    .execute();
+  const [history, learnings] = await Promise.all([
+    deps.db
+      .selectFrom('agent_messages')
+      .select(['role', 'content'])
+      .where('session_id', '=', run.session_id)
+      .where((eb) => eb.or([eb('run_id', 'is', null), eb('run_id', '!=', runId)]))
+      .where('created_at', '<=', run.created_at)
+      .orderBy('created_at')
+      .execute(),
+    listLearnings(deps.db, run.tenant_id, { limit: TURN_LEARNINGS }),
+  ]);
 
   const deadline = AbortSignal.timeout(deps.turnTimeoutMs);
   const signal = AbortSignal.any([ctx.signal, deadline]);
@@ -311,6 +317,7 @@ export async function executeRun(
           (t) => !run.selected_tools?.length || run.selected_tools.includes(t.name),
         ),
         signal,
+        learnings: learnings.map(({ id, fact, service }) => ({ id, fact, service })),
       },
       async ({ kind, ...data }) => {
         const appended = await deps.log.append(runId, kind, data as never, run.last_seq);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AgentTool, ToolInfo } from '@opsi/agent';
 import { sql, type Db } from '@opsi/db';
 import { DEFAULT_LIMITS, runSandboxed } from '@opsi/detectors';
+import { listLearnings } from '../knowledge/learnings';
 import { getFinding, listFindings, listRecommendations, pulseOverview } from '../pulse/findings';
 
 const Domain = z.enum(['finops', 'security', 'sre']);
@@ -372,6 +373,33 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             and e.at > (select max(observed_at) from inventory_snapshots where tenant_id = ${tenantId}) - make_interval(days => ${i.days})
           group by e.fingerprint, e.name, e.severity, e.service order by min(e.at)`.execute(db);
         return { alerts: rows.rows };
+      },
+    },
+    {
+      name: 'list_learnings',
+      description:
+        "The team's active learnings (facts it taught about its services), newest first; filter by service name or by words in the fact.",
+      input: z.object({
+        service: z.string().min(1).max(128).optional(),
+        query: z.string().min(1).max(200).optional(),
+        limit: z.number().int().min(1).max(50).default(20),
+      }),
+      async execute(i) {
+        const learnings = await listLearnings(db, tenantId, {
+          service: i.service,
+          query: i.query,
+          limit: i.limit,
+        });
+        return {
+          learnings: learnings.map(({ id, fact, service, created_by, created_at }) => ({
+            id,
+            fact,
+            service,
+            created_by,
+            created_at,
+          })),
+          count: learnings.length,
+        };
       },
     },
     {

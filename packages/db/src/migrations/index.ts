@@ -3,6 +3,7 @@ import * as identityAndAudit from './20261122T0800_identity-and-audit';
 import * as agentRuns from './20261122T0900_agent-runs';
 import * as inventory from './20261122T1000_inventory';
 import * as pulse from './20261122T1100_pulse';
+import * as learnings from './20261122T1200_learnings';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '20261122T0900_agent-runs': agentRuns,
   '20261122T1000_inventory': inventory,
   '20261122T1100_pulse': pulse,
+  '20261122T1200_learnings': learnings,
 };

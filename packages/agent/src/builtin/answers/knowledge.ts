@@ -1,5 +1,5 @@
-/** What the data cannot answer yet (learnings, runbooks), said plainly, with what the data does say instead; help. */
-import type { FindingDetail, FindingList, RecentAlerts } from '../shapes';
+/** Learnings; what the data cannot answer yet (runbooks), said plainly, with what the data does say instead; help. */
+import type { FindingDetail, FindingList, LearningList, RecentAlerts } from '../shapes';
 import { ok } from '../toolbox';
 import { when } from '../text';
 import { composeFinding } from './findings';
@@ -11,6 +11,7 @@ import {
   numbered,
   quoted,
   resolveResource,
+  unavailable,
   unresolvedAnswer,
   type Ctx,
   type Handler,
@@ -93,14 +94,49 @@ async function whatTheDataSays(ctx: Ctx, topic: string | undefined, withAlerts: 
   return parts;
 }
 
-/** "What have we learned about Z?" — no learnings store exists yet: say so, then what the findings say. */
+/**
+ * "What have we learned about Z?" — the learnings the team recorded about Z (a service by name, else words
+ * of the topic), each cited by id; when there are none, says so, then what the findings and alerts say.
+ */
 export const learnings: Handler = async (ctx) => {
   const topic = topicOf(ctx);
-  const parts = [
-    `There is no learnings store yet: none of my tools returns learnings, post-incident reviews or team notes, so I cannot tell you what the team has learned${topic ? ` about ${quoted(ctx, topic) ?? 'that'}` : ''}. Nothing has been recorded that I could cite.`,
-  ];
-  parts.push(...(await whatTheDataSays(ctx, topic, OUTAGE.test(ctx.req.prompt.toLowerCase()))));
-  return parts.join('\n\n');
+  const outage = OUTAGE.test(ctx.req.prompt.toLowerCase());
+  if (!ctx.box.has('list_learnings')) {
+    return [
+      unavailable(ctx, ['list_learnings'], 'read what the team has recorded'),
+      ...(await whatTheDataSays(ctx, topic, outage)),
+    ].join('\n\n');
+  }
+  const service = ctx.req.facets.service;
+  // A service is matched by name; other topics by their words, and a topic that matches nothing by its
+  // first word alone ("payments database" finds a learning about payments).
+  let found: LearningList['learnings'] = [];
+  if (service) found = ok(await ctx.box.call<LearningList>('list_learnings', { service }))?.learnings ?? [];
+  if (!found.length && topic) {
+    found = ok(await ctx.box.call<LearningList>('list_learnings', { query: topic }))?.learnings ?? [];
+    const first = topic.split(' ')[0]!;
+    if (!found.length && first !== topic)
+      found = ok(await ctx.box.call<LearningList>('list_learnings', { query: first }))?.learnings ?? [];
+  }
+  if (!topic && !service) found = ok(await ctx.box.call<LearningList>('list_learnings', {}))?.learnings ?? [];
+  const about = topic ? ` about ${quoted(ctx, topic) ?? 'that'}` : '';
+  if (found.length) {
+    const list = [
+      `What the team has recorded${about} (${found.length === 1 ? 'one learning' : `${found.length} learnings`}, newest first):`,
+      bullets(
+        found.map(
+          (l) =>
+            `${l.fact}${l.service ? ` (service ${l.service})` : ''} — learning ${l.id}, taught by ${l.created_by.replace(/^user:/, '')} on ${when(l.created_at)}`,
+        ),
+      ),
+    ].join('\n');
+    // After an outage the alerts say what happened; the learnings say what the team made of it.
+    return [list, ...(outage ? await whatTheDataSays(ctx, topic, true) : [])].join('\n\n');
+  }
+  return [
+    `No learnings have been recorded${about} yet, so there is nothing the team taught that I could cite (a learning is taught with POST /api/v1/learnings).`,
+    ...(await whatTheDataSays(ctx, topic, outage)),
+  ].join('\n\n');
 };
 
 /** "Is there a runbook for X?" — none exist yet; the closest thing is each finding's recommendation. */

@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  call,
+  createTenantWithUser,
+  createTestContext,
+  mintTestToken,
+  startTestApi,
+  startTestWorker,
+  type TestContext,
+  type TestMember,
+} from '@opsi/test-support';
+import type { RunningApi } from './server';
+
+let t: TestContext;
+let api: RunningApi;
+let worker: Awaited<ReturnType<typeof startTestWorker>>;
+let url: string;
+let a: TestMember;
+let b: TestMember;
+let aRead: string;
+let aWrite: string;
+let bWrite: string;
+
+beforeAll(async () => {
+  t = await createTestContext();
+  api = await startTestApi(t);
+  worker = await startTestWorker(t, { AGENT_ENGINE: 'builtin', WORKER_QUEUES: ['agent'] });
+  url = api.url;
+  a = await createTenantWithUser(t);
+  b = await createTenantWithUser(t);
+  aRead = (await mintTestToken(t, a, 'read')).token;
+  aWrite = (await mintTestToken(t, a, 'read_write')).token;
+  bWrite = (await mintTestToken(t, b, 'read_write')).token;
+}, 60_000);
+afterAll(async () => {
+  await worker?.close();
+  await api?.close();
+  await t?.close();
+});
+
+const list = (query = '', token = aRead) => call(url, 'GET', `/api/v1/learnings${query}`, { token });
+const teach = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/learnings', { token, body });
+const count = async (tenantId: string) =>
+  Number(
+    (
+      await t.db
+        .selectFrom('learnings')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .where('tenant_id', '=', tenantId)
+        .executeTakeFirstOrThrow()
+    ).n,
+  );
+
+describe('learnings', () => {
+  it('starts empty', async () => {
+    const res = await list();
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ learnings: [] });
+  });
+
+  it('POST teaches a fact: 201 with the record, trimmed, audit-logged; GET lists it, newest first', async () => {
+    const first = await teach({
+      fact: '  The payments DB is sized for month-end batch runs.  ',
+      service: 'payments',
+    });
+    expect(first.status).toBe(201);
+    expect(first.body).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      fact: 'The payments DB is sized for month-end batch runs.',
+      service: 'payments',
+      status: 'active',
+      created_by: `user:${a.user.email}`,
+      created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+    });
+    const second = await teach({ fact: 'Deploys freeze on Fridays.' });
+    expect(second.status).toBe(201);
+    expect(second.body.service).toBeNull();
+
+    const res = await list();
+    expect(res.body.learnings.map((l: { id: string }) => l.id)).toEqual([second.body.id, first.body.id]);
+    expect(res.body.learnings[1]).toEqual(first.body);
+
+    const audit = await call(url, 'GET', '/api/v1/audit?limit=2', { token: aRead });
+    expect(audit.body.entries.map((e: { action: string }) => e.action)).toEqual([
+      'learning.created',
+      'learning.created',
+    ]);
+    expect(audit.body.entries[0]).toMatchObject({ target_type: 'learning', target_id: second.body.id });
+  });
+
+  it('filters by service (case-insensitive) and status', async () => {
+    const payments = await list('?service=PAYMENTS');
+    expect(payments.status).toBe(200);
+    expect(payments.body.learnings.map((l: { service: string }) => l.service)).toEqual(['payments']);
+    expect((await list('?status=archived')).body).toEqual({ learnings: [] });
+    expect((await list('?status=active')).body.learnings).toHaveLength(2);
+  });
+
+  it('bad input is 400 {detail} and changes nothing', async () => {
+    const before = await count(a.tenant.id);
+    for (const body of [
+      {},
+      { fact: '' },
+      { fact: '   ' },
+      { fact: 'x'.repeat(2001) },
+      { fact: 42 },
+      { fact: 'ok', service: '' },
+      { fact: 'ok', service: 'x'.repeat(129) },
+    ]) {
+      const res = await teach(body);
+      expect(res.status, JSON.stringify(body).slice(0, 40)).toBe(400);
+      expect(res.body).toEqual({ detail: expect.any(String) });
+    }
+    expect((await list('?status=deleted')).status).toBe(400);
+    const raw = await call(url, 'POST', '/api/v1/learnings', {
+      token: aWrite,
+      headers: { 'content-type': 'text/plain' },
+      rawBody: 'fact=x',
+    });
+    expect(raw.status).toBe(415);
+    expect(await count(a.tenant.id)).toBe(before);
+  });
+
+  it('needs a token, and a read_write one to teach', async () => {
+    expect((await call(url, 'GET', '/api/v1/learnings')).status).toBe(401);
+    expect((await call(url, 'POST', '/api/v1/learnings', { body: { fact: 'x' } })).status).toBe(401);
+    const res = await teach({ fact: 'A read token cannot teach.' }, aRead);
+    expect(res.status).toBe(403);
+    expect(res.body).toEqual({ detail: expect.any(String) });
+  });
+
+  it('each tenant sees only its own learnings, and the agent reads only its own', async () => {
+    const before = await count(a.tenant.id);
+    const own = await teach(
+      { fact: 'Tenant B keeps its ledger in zebra-store.', service: 'payments' },
+      bWrite,
+    );
+    expect(own.status).toBe(201);
+    expect((await list('', bWrite)).body.learnings.map((l: { id: string }) => l.id)).toEqual([own.body.id]);
+    const ofA = (await list()).body.learnings;
+    expect(ofA.map((l: { fact: string }) => l.fact)).not.toContain(own.body.fact);
+    expect(await count(a.tenant.id)).toBe(before);
+
+    // The built-in engine answers from the list_learnings tool, through a real run.
+    const ask = await call(url, 'POST', '/api/v1/ask', {
+      token: aWrite,
+      body: { prompt: 'What have we learned about the payments service?' },
+    });
+    expect(ask.status).toBe(200);
+    expect(ask.body.reply).toContain('The payments DB is sized for month-end batch runs.');
+    expect(ask.body.reply).not.toContain('zebra-store');
+    expect(ask.body.reply).not.toContain(own.body.id);
+  });
+});

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { Timestamp } from './common';
+
+export const LearningStatus = z.enum(['active', 'archived']);
+
+export const LearningsQuery = z.object({
+  status: LearningStatus.default('active'),
+  service: z.string().trim().min(1).max(128).optional(),
+});
+
+export const CreateLearningBody = z
+  .object({
+    fact: z.string().trim().min(1).max(2000),
+    service: z.string().trim().min(1).max(128).optional(),
+  })
+  .meta({ id: 'CreateLearningBody' });
+
+export const Learning = z
+  .object({
+    id: z.string(),
+    fact: z.string(),
+    service: z.string().nullable(),
+    status: LearningStatus,
+    created_by: z.string(),
+    created_at: Timestamp,
+  })
+  .meta({ id: 'Learning' });
+
+export const LearningList = z.object({ learnings: z.array(Learning) }).meta({ id: 'LearningList' });
