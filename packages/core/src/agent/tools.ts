@@ -13,6 +13,12 @@ const ResourceRef = z.object({
 
 const round2 = (n: unknown) => Math.round(Number(n ?? 0) * 100) / 100;
 
+/** ARNs of what routes egress traffic (subnets, route tables): see blast_radius. */
+const EGRESS_ROUTER = ':(subnet|route-table)/';
+
+/** Types that share a name with the resource they belong to (see findResource). */
+const SECONDARY_TYPES = ['aws_vpc_eip', 'aws_iam_access_key', 'aws_iam_instance_profile'];
+
 async function findResource(db: Db, tenantId: string, ref: string) {
   const rows = await db
     .selectFrom('resources')
@@ -36,9 +42,23 @@ async function findResource(db: Db, tenantId: string, ref: string) {
     .where('tenant_id', '=', tenantId)
     .where('deleted_at', 'is', null)
     .where((eb) => eb.or([eb('arn', '=', ref), eb('native_id', '=', ref), eb('name', '=', ref)]))
-    .limit(2)
+    // An ARN or native id names one resource; a name can be shared (a NAT gateway and its Elastic IP, a user
+    // and its access key, a role and its instance profile): the resource itself comes before what hangs
+    // off it, then by ARN, so the same question always gets the same resource.
+    .orderBy(sql`case when arn = ${ref} then 0 when native_id = ${ref} then 1 else 2 end`)
+    .orderBy(sql`type in (${sql.join(SECONDARY_TYPES)})`)
+    .orderBy('arn')
+    .limit(6)
     .execute();
-  return rows[0];
+  const [first, ...others] = rows;
+  if (!first) return undefined;
+  return {
+    ...first,
+    // Other resources of the same name, so a reader knows the name was ambiguous.
+    ...(others.length
+      ? { also_named: others.map((o) => ({ arn: o.arn, type: o.type, native_id: o.native_id })) }
+      : {}),
+  };
 }
 
 /**
@@ -229,6 +249,8 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             .where('fr.tenant_id', '=', tenantId)
             .where('fr.arn', '=', r.arn)
             .where('f.status', 'in', ['open', 'acknowledged', 'in_progress'])
+            .orderBy('f.severity_rank', 'desc')
+            .orderBy('f.id')
             .execute(),
           db
             .selectFrom('resource_history')
@@ -286,7 +308,10 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
       async execute(i) {
         const r = await findResource(db, tenantId, i.resource);
         if (!r) return { found: false, resource: i.resource };
-        // Dependents: whoever depends-on, is attached-to, member-of, or protected-by it; and what it contains or targets.
+        // Dependents: whoever depends-on, is attached-to, member-of or protected-by it; and what it contains or
+        // targets. routes-to is read by which way the traffic needs it: a subnet or route table that routes
+        // through a route table or gateway depends on it (egress: a NAT gateway's dependents are the route
+        // tables and subnets behind it), while what a load balancer routes to depends on the load balancer.
         const rows = await sql<{
           arn: string;
           depth: number;
@@ -300,7 +325,9 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             select case when e.to_arn = w.arn then e.from_arn else e.to_arn end, w.depth + 1
             from walk w join resource_edges e on e.tenant_id = ${tenantId}
               and ((e.to_arn = w.arn and e.kind in ('depends-on', 'attached-to', 'member-of', 'protected-by', 'resolves-to', 'uses-role'))
-                or (e.from_arn = w.arn and e.kind in ('contains', 'targets', 'routes-to')))
+                or (e.from_arn = w.arn and e.kind in ('contains', 'targets'))
+                or (e.kind = 'routes-to' and (e.from_arn ~ ${EGRESS_ROUTER}) and e.to_arn = w.arn)
+                or (e.kind = 'routes-to' and not (e.from_arn ~ ${EGRESS_ROUTER}) and e.from_arn = w.arn))
             where w.depth < ${i.depth}
           )
           select w.arn, min(w.depth)::int as depth, n.native_id, n.name, n.type from walk w
