@@ -66,7 +66,8 @@ export async function startService(
   const port = Number(env.PORT ?? (await freePort()));
   const child = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'apps/standalone/src/main.ts'], {
     cwd: REPO_ROOT,
-    env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port) }),
+    // OPSI_TEST_SERVICE: the test teardown kills any left orphaned (vitest.global-setup.ts).
+    env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port), OPSI_TEST_SERVICE: '1' }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
