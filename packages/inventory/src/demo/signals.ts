@@ -22,17 +22,28 @@ function noiseFactory(seed: number) {
 
 const round = (v: number, places = 2) => Math.round(v * 10 ** places) / 10 ** places;
 
-function dayString(w: WorldBuilder, day: number) {
-  return w.at(day).toISOString().slice(0, 10);
+/**
+ * The window's days, oldest first: each day's YYYY-MM-DD (one string per day, shared by every point of
+ * that day rather than rebuilt per point) and the end of the day in ms.
+ */
+function windowDays(w: WorldBuilder): Array<{ day: number; date: string; endMs: number }> {
+  const days = [];
+  for (let day = w.spec.day - METRIC_WINDOW_DAYS; day < w.spec.day; day++)
+    days.push({ day, date: w.at(day).toISOString().slice(0, 10), endMs: w.at(day + 1).getTime() });
+  return days;
 }
 
-function existedOn(r: InventoryResource, w: WorldBuilder, day: number): boolean {
+/** When a resource was created (ms), or undefined when it does not say: then it existed all along. */
+function createdMs(r: InventoryResource): number | undefined {
   const created = (r.attributes.launch_time ??
     r.attributes.create_time ??
     r.attributes.creation_date ??
     r.attributes.start_time) as string | undefined;
-  return !created || Date.parse(created) < w.at(day + 1).getTime();
+  return created ? Date.parse(created) : undefined;
 }
+
+/** Whether a resource created at `created` existed on a day (ending at `endMs`). */
+const existedOn = (created: number | undefined, endMs: number) => created === undefined || created < endMs;
 
 /**
  * Thirty days of daily CloudWatch-style metrics, ending the day before the environment's clock: CPU for
@@ -43,20 +54,21 @@ function existedOn(r: InventoryResource, w: WorldBuilder, day: number): boolean 
 export function demoMetrics(w: WorldBuilder, s: Seeded): MetricPoint[] {
   const points: MetricPoint[] = [];
   const noise = noiseFactory(w.spec.seed);
-  const first = w.spec.day - METRIC_WINDOW_DAYS;
+  const days = windowDays(w);
   const push = (
     r: InventoryResource,
     metric: string,
     fn: (day: number, n: number) => { avg: number | null; max: number | null; sum: number | null },
   ) => {
     const n = noise(r.arn, metric);
-    for (let day = first; day < w.spec.day; day++) {
-      if (!existedOn(r, w, day)) continue;
+    const created = createdMs(r);
+    for (const { day, date, endMs } of days) {
+      if (!existedOn(created, endMs)) continue;
       const v = fn(day, n(day));
       points.push({
         arn: r.arn,
         metric,
-        day: dayString(w, day),
+        day: date,
         avg: v.avg === null ? null : round(v.avg),
         max: v.max === null ? null : round(v.max),
         sum: v.sum === null ? null : round(v.sum),
@@ -145,7 +157,7 @@ const PRODUCT: Partial<
  */
 export function demoCosts(w: WorldBuilder, book: PriceBook): CostLine[] {
   const lines: CostLine[] = [];
-  const first = w.spec.day - METRIC_WINDOW_DAYS;
+  const days = windowDays(w);
   for (const r of w.resources.values()) {
     const product = PRODUCT[r.type];
     if (!product) continue;
@@ -153,11 +165,12 @@ export function demoCosts(w: WorldBuilder, book: PriceBook): CostLine[] {
     if (!monthly) continue;
     const daily = Math.round(((monthly * 24) / HOURS_PER_MONTH) * 1e6) / 1e6;
     const usageType = product[1](r);
-    for (let day = first; day < w.spec.day; day++) {
-      if (!existedOn(r, w, day)) continue;
+    const created = createdMs(r);
+    for (const { date, endMs } of days) {
+      if (!existedOn(created, endMs)) continue;
       lines.push({
         arn: r.arn,
-        day: dayString(w, day),
+        day: date,
         productCode: product[0],
         usageType,
         unblendedCost: daily,
