@@ -1,13 +1,18 @@
 // The raw baseline: the same rows syncInventory writes for a first sync, written by the plainest fast
 // means Postgres offers: COPY ... FROM STDIN (text format, through pg-copy-streams), or multi-row
 // INSERT ... VALUES with bound parameters, in one transaction on one pg.Client.
-import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import canonicalize from 'canonicalize';
 import type pg from 'pg';
 import { from as copyFrom } from 'pg-copy-streams';
-import { consoleUrl, monthlyCost, type CollectedInventory, type PriceBook } from '@opsi/inventory';
+import {
+  consoleUrl,
+  contentHash,
+  historyContent,
+  monthlyCost,
+  type CollectedInventory,
+  type PriceBook,
+} from '@opsi/inventory';
 
 export type Cell = string | number | null | string[];
 
@@ -36,28 +41,10 @@ export interface Prepared {
   ms: { hash: number; costAndUrl: number; edges: number; dedupe: number };
 }
 
-const sha1 = (text: string) => createHash('sha1').update(text).digest('hex');
-
-/** What a history entry records of a resource (the same object syncInventory's content() builds). */
-function content(r: CollectedInventory['resources'][number]) {
-  return {
-    type: r.type,
-    native_id: r.nativeId,
-    account_id: r.accountId,
-    region: r.region,
-    availability_zone: r.availabilityZone,
-    name: r.name,
-    tags: r.tags,
-    attributes: r.attributes,
-    size_value: r.sizeValue,
-    size_unit: r.sizeUnit,
-  };
-}
-
 /** Derives what the rows need beyond the inventory: content hashes, prices, console links, keys. */
 export function prepare(inv: CollectedInventory, book: PriceBook): Prepared {
   let t = performance.now();
-  const hashes = inv.resources.map((r) => sha1(canonicalize(content(r)) ?? ''));
+  const hashes = inv.resources.map((r) => contentHash(historyContent(r)));
   const hash = performance.now() - t;
   t = performance.now();
   const costs = inv.resources.map((r) => monthlyCost(r, book));
@@ -74,9 +61,7 @@ export function prepare(inv: CollectedInventory, book: PriceBook): Prepared {
   });
   const edgeMs = performance.now() - t;
   t = performance.now();
-  const dedupeKeys = inv.events.map((e) =>
-    sha1(canonicalize([e.kind, e.at, e.name, e.arns, e.fingerprint]) ?? ''),
-  );
+  const dedupeKeys = inv.events.map((e) => contentHash([e.kind, e.at, e.name, e.arns, e.fingerprint]));
   return {
     hashes,
     costs,
@@ -193,7 +178,17 @@ export function rawTables(
       count: res.length,
       *rows() {
         for (const r of res)
-          yield [tenantId, r.arn, r.type, snapshotId, at, 'created', [], null, JSON.stringify(content(r))];
+          yield [
+            tenantId,
+            r.arn,
+            r.type,
+            snapshotId,
+            at,
+            'created',
+            [],
+            null,
+            JSON.stringify(historyContent(r)),
+          ];
       },
     },
     {

@@ -30,7 +30,7 @@ export type SyncProgress = (phase: string, done: number, total: number) => void;
 const BATCH = 2000;
 
 /** What a history entry records of a resource: everything but bookkeeping. */
-function content(r: InventoryResource) {
+export function historyContent(r: InventoryResource) {
   return {
     type: r.type,
     native_id: r.nativeId,
@@ -45,7 +45,8 @@ function content(r: InventoryResource) {
   };
 }
 
-function hashOf(value: unknown): string {
+/** The content hash the sync stores: sha1 of the value's canonical JSON (RFC 8785). */
+export function contentHash(value: unknown): string {
   return createHash('sha1')
     .update(canonicalize(value) ?? '')
     .digest('hex');
@@ -154,7 +155,7 @@ export async function syncInventory(
     for (const r of inventory.resources) {
       if (seen.has(r.arn)) continue; // a connector listing a resource twice keeps the first
       seen.add(r.arn);
-      const hash = hashOf(content(r));
+      const hash = contentHash(historyContent(r));
       const before = existing.get(r.arn);
       if (!before || before.deleted) changed.push({ r, hash, change: 'created' });
       else if (before.hash !== hash) changed.push({ r, hash, change: 'updated' });
@@ -259,7 +260,7 @@ export async function syncInventory(
     // ---- history ----
     const history = [
       ...changed.map(({ r, change }) => {
-        const after = content(r);
+        const after = historyContent(r);
         const before = previous.get(r.arn) ?? null;
         return {
           arn: r.arn,
@@ -352,7 +353,7 @@ export async function syncInventory(
         from unnest(${batch.map((e) => e.kind)}::text[], ${batch.map((e) => e.at)}::text[], ${batch.map((e) => e.name)}::text[],
           ${batch.map((e) => e.actor)}::text[], ${batch.map((e) => e.sourceIp)}::text[], ${batch.map((e) => e.fingerprint)}::text[],
           ${batch.map((e) => e.severity)}::text[], ${batch.map((e) => e.service)}::text[], ${batch.map((e) => JSON.stringify(e.arns))}::text[],
-          ${batch.map((e) => JSON.stringify(e.payload))}::text[], ${batch.map((e) => hashOf([e.kind, e.at, e.name, e.arns, e.fingerprint]))}::text[])
+          ${batch.map((e) => JSON.stringify(e.payload))}::text[], ${batch.map((e) => contentHash([e.kind, e.at, e.name, e.arns, e.fingerprint]))}::text[])
           as u(kind, at, name, actor, ip, fp, sev, svc, arns, payload, dk)
         on conflict (tenant_id, dedupe_key) do nothing`.execute(tx);
       events += Number(result.numAffectedRows ?? 0);
