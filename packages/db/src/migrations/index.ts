@@ -4,6 +4,7 @@ import * as agentRuns from './20261122T0900_agent-runs';
 import * as inventory from './20261122T1000_inventory';
 import * as pulse from './20261122T1100_pulse';
 import * as learnings from './20261122T1200_learnings';
+import * as dailyFactsWithoutTenantFk from './20261124T0200_daily-facts-without-tenant-fk';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
@@ -12,4 +13,5 @@ export const migrations: Record<string, Migration> = {
   '20261122T1000_inventory': inventory,
   '20261122T1100_pulse': pulse,
   '20261122T1200_learnings': learnings,
+  '20261124T0200_daily-facts-without-tenant-fk': dailyFactsWithoutTenantFk,
 };
