@@ -11,6 +11,8 @@ import {
   historyContent,
   monthlyCost,
   type CollectedInventory,
+  type CostLine,
+  type MetricPoint,
   type PriceBook,
 } from '@opsi/inventory';
 
@@ -76,8 +78,8 @@ export function prepare(inv: CollectedInventory, book: PriceBook): Prepared {
  * Rows in ARN order, stably: the order syncInventory writes metrics and cost lines in (it sorts them so
  * that inserts walk the ARN-led primary keys in order). Written here independently of the product.
  */
-export function arnOrder<T extends { arn: string }>(rows: T[]): T[] {
-  return rows
+export function arnOrder<T extends { arn: string }>(rows: Iterable<T>): T[] {
+  return [...rows]
     .map((row, i) => ({ row, i }))
     .sort((a, b) => (a.row.arn < b.row.arn ? -1 : a.row.arn > b.row.arn ? 1 : a.i - b.i))
     .map((x) => x.row);
@@ -86,15 +88,15 @@ export function arnOrder<T extends { arn: string }>(rows: T[]): T[] {
 export type RowOrder = 'input' | 'arn';
 
 export interface Ordered {
-  metrics: CollectedInventory['metrics'];
-  costs: CollectedInventory['costs'];
+  metrics: MetricPoint[];
+  costs: CostLine[];
 }
 
 /** Metrics and cost lines in the connector's order, or in ARN order (as the sync writes them). */
 export function ordered(inv: CollectedInventory, order: RowOrder): Ordered {
   return order === 'arn'
     ? { metrics: arnOrder(inv.metrics), costs: arnOrder(inv.costs) }
-    : { metrics: inv.metrics, costs: inv.costs };
+    : { metrics: [...inv.metrics], costs: [...inv.costs] };
 }
 
 /** The six tables' rows, column for column as syncInventory writes them into an empty tenant. */

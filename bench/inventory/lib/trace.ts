@@ -32,6 +32,7 @@ export function phaseOf(sql: string): string {
   if (s.startsWith('select') && s.includes('from resources') && s.includes(' arn in '))
     return 'read previous content';
   if (s.startsWith('select') && s.includes('from resources')) return 'read existing hashes';
+  if (s.startsWith('select') && s.includes('from metrics_daily')) return 'facts stored yet?';
   if (s.startsWith('insert into resources')) return 'resources upsert';
   if (s.startsWith('update resources set last_seen')) return 'resources last_seen';
   if (s.startsWith('update resources set deleted_at')) return 'resources deleted';

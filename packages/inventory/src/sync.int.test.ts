@@ -7,6 +7,7 @@ import {
 } from '@opsi/test-support';
 import { collectWorld, createDemoConnector } from './demo/index';
 import { PriceBook } from './pricing';
+import type { MetricPoint, RowSource } from './model';
 import { syncInventory } from './sync';
 
 let t: TestContext;
@@ -137,16 +138,22 @@ describe('inventory sync', () => {
       .select('id')
       .where('tenant_id', '=', a.tenant.id)
       .execute();
-    const inv = collectWorld({ ...spec, day: 3 }, book);
+    const world = collectWorld({ ...spec, day: 3 }, book);
     // A metric for a day that does not exist fails the insert after resources were written.
-    inv.metrics.push({
-      arn: inv.resources[0]!.arn,
-      metric: 'CPUUtilization',
-      day: 'not-a-day',
-      avg: 1,
-      max: 1,
-      sum: null,
-    });
+    const inv = {
+      ...world,
+      metrics: [
+        ...world.metrics,
+        {
+          arn: world.resources[0]!.arn,
+          metric: 'CPUUtilization',
+          day: 'not-a-day',
+          avg: 1,
+          max: 1,
+          sum: null,
+        },
+      ],
+    };
     await expect(
       syncInventory(t.db, { tenantId: a.tenant.id, connectionId: conn.id, scanId: null }, inv, book),
     ).rejects.toThrow();
@@ -199,5 +206,91 @@ describe('inventory sync', () => {
       ).map((s) => s.id),
     );
     expect(aHistory.some((h) => bSnapshots.has(h.snapshot_id))).toBe(false);
+  });
+
+  describe("a tenant's first sync (no conflict checks) and later ones (checked) write the same facts", () => {
+    const metricRows = (tenant: string) =>
+      t.db
+        .selectFrom('metrics_daily')
+        .select(['arn', 'metric', 'day', 'avg', 'max', 'sum'])
+        .where('tenant_id', '=', tenant)
+        .orderBy(['arn', 'metric', 'day'])
+        .execute();
+
+    it('the same inventory gives the same rows into an empty tenant as into one with rows already', async () => {
+      const [c, d] = [await createTenantWithUser(t), await createTenantWithUser(t)];
+      const inv = collectWorld(spec, book);
+      const first = inv.metrics[Symbol.iterator]().next().value as MetricPoint;
+      // d already holds one of the rows, with another value: a checked insert keeps it.
+      await t.db
+        .insertInto('metrics_daily')
+        .values({
+          tenant_id: d.tenant.id,
+          arn: first.arn,
+          metric: first.metric,
+          day: first.day,
+          avg: -1,
+          max: -1,
+          sum: null,
+        })
+        .execute();
+      const rc = await syncInventory(
+        t.db,
+        { tenantId: c.tenant.id, connectionId: (await connection(c)).id, scanId: null },
+        inv,
+        book,
+      );
+      const rd = await syncInventory(
+        t.db,
+        { tenantId: d.tenant.id, connectionId: (await connection(d)).id, scanId: null },
+        inv,
+        book,
+      );
+      expect(rc.metrics).toBe(inv.metrics.length);
+      expect(rd.metrics).toBe(inv.metrics.length - 1);
+      const [cRows, dRows] = [await metricRows(c.tenant.id), await metricRows(d.tenant.id)];
+      expect(cRows).toHaveLength(inv.metrics.length);
+      const isFirst = (m: { arn: string; metric: string; day: string }) =>
+        m.arn === first.arn && m.metric === first.metric && m.day === first.day;
+      expect(dRows.find(isFirst)).toMatchObject({ avg: -1, max: -1 });
+      expect(dRows.filter((m) => !isFirst(m))).toEqual(cRows.filter((m) => !isFirst(m)));
+      const costs = (tenant: string) =>
+        t.db
+          .selectFrom('cost_daily')
+          .select(['arn', 'day', 'product_code', 'usage_type', 'unblended_cost'])
+          .where('tenant_id', '=', tenant)
+          .orderBy(['arn', 'day', 'usage_type'])
+          .execute();
+      expect(await costs(d.tenant.id)).toEqual(await costs(c.tenant.id));
+      expect(await costs(c.tenant.id)).toHaveLength(inv.costs.length);
+    });
+
+    it('a key repeated in a first sync keeps its first row, in ARN order or not', async () => {
+      const inv = collectWorld(spec, book);
+      const rows = [...inv.metrics];
+      const first = rows[0]!;
+      const repeat = { ...first, avg: 12345, max: 12345 };
+      const inOrder: MetricPoint[] = [...rows, repeat]; // an array: the sync sorts it, the repeat joins its ARN's run
+      const reversed = [...rows].reverse();
+      const outOfOrder: RowSource<MetricPoint> = {
+        length: rows.length + 1,
+        [Symbol.iterator]: () => [...reversed.slice(0, -1), first, repeat][Symbol.iterator](),
+      };
+      for (const metrics of [inOrder, outOfOrder]) {
+        const e = await createTenantWithUser(t);
+        const result = await syncInventory(
+          t.db,
+          { tenantId: e.tenant.id, connectionId: (await connection(e)).id, scanId: null },
+          { ...inv, metrics },
+          book,
+        );
+        expect(result.metrics).toBe(rows.length);
+        const stored = await metricRows(e.tenant.id);
+        expect(stored).toHaveLength(rows.length);
+        expect(
+          stored.find((m) => m.arn === first.arn && m.metric === first.metric && m.day === first.day),
+        ).toMatchObject({ avg: first.avg, max: first.max });
+      }
+    });
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 import { sql, type Db } from '@opsi/db';
 import { consoleUrl } from './console-links';
+import { arrayLiteral, byArn, chunks, factBatches, pipelined } from './bulk';
 import type { CollectedInventory, InventoryResource } from './model';
 import { monthlyCost, type PriceBook } from './pricing';
 
@@ -28,6 +29,13 @@ export interface SyncResult {
 export type SyncProgress = (phase: string, done: number, total: number) => void;
 
 const BATCH = 2000;
+/**
+ * Metric points and cost lines per statement. Small enough that each column's array literal (about 90
+ * bytes a row for the ARN) stays under V8's large-object size (128 KiB), so a batch's strings die young
+ * instead of piling up in the old generation until a full collection: the large sync's peak memory fell
+ * from 970 to 760 MiB against 10,000-row batches, at the same speed (bench/inventory).
+ */
+const FACT_BATCH = 1000;
 
 /** What a history entry records of a resource: everything but bookkeeping. */
 export function historyContent(r: InventoryResource) {
@@ -72,44 +80,24 @@ export function changedFields(before: Record<string, unknown>, after: Record<str
   return out.sort();
 }
 
-function* chunks<T>(items: T[], size = BATCH): Generator<T[]> {
-  for (let i = 0; i < items.length; i += size) yield items.slice(i, i + size);
-}
-
-/**
- * The rows in ARN order, stably (of rows with the same key the first still wins `on conflict do
- * nothing`). The primary keys of metrics_daily and cost_daily lead with the ARN, so the inserts walk the
- * index in order instead of jumping to a random leaf for every resource: measured 15-30 % faster once
- * those indexes outgrow shared buffers (bench/inventory). Connectors list a resource's rows together, so
- * this sorts runs of one ARN rather than rows; the caller's array is left as it is.
- */
-function byArn<T extends { arn: string }>(rows: T[]): T[] {
-  const runs: Array<{ arn: string; start: number; end: number }> = [];
-  for (let start = 0; start < rows.length;) {
-    const arn = rows[start]!.arn;
-    let end = start + 1;
-    while (end < rows.length && rows[end]!.arn === arn) end++;
-    runs.push({ arn, start, end });
-    start = end;
-  }
-  runs.sort((a, b) => (a.arn < b.arn ? -1 : a.arn > b.arn ? 1 : 0)); // Array.prototype.sort is stable
-  const out: T[] = [];
-  for (const { start, end } of runs) for (let i = start; i < end; i++) out.push(rows[i]!);
-  return out;
-}
-
 /**
  * Writes one observation of a connection as a snapshot, in a single transaction: resources are upserted
  * (unchanged ones only get last_seen), history records what was created, updated or deleted with before
  * and after, edges are replaced, and metrics, cost lines and events are added. If anything fails, the
  * whole snapshot rolls back and the previous inventory stays the current one.
  *
- * Bulk statements pass column arrays to unnest(): one round trip per 2,000 rows, and Postgres does the
- * row building (a measured multiple of multi-row VALUES with per-row parameters). JSON-valued columns
- * (tags, attributes, history's before and after) travel as one JSON document per batch, read back with
- * jsonb_to_recordset beside the unnest()ed columns: as elements of a text[] parameter each JSON text was
- * escaped again by the driver (and unescaped by Postgres), which cost more client CPU than the rest of the
- * sync's JavaScript together (bench/inventory). The stored values are the same jsonb either way.
+ * Bulk statements pass column arrays to unnest(): one round trip per batch (2,000 resources, 1,000
+ * metric points or cost lines), and Postgres does the row building (a measured multiple of multi-row
+ * VALUES with per-row parameters). JSON-valued columns (tags, attributes, history's before and after)
+ * travel as one JSON document per batch, read back with jsonb_to_recordset beside the unnest()ed columns:
+ * as elements of a text[] parameter each JSON text was escaped again by the driver (and unescaped by
+ * Postgres), which cost more client CPU than the rest of the sync's JavaScript together (bench/inventory).
+ *
+ * Node's work (hashing, generating a streaming connector's rows, encoding batches) runs while Postgres
+ * executes the previous statement (bulk.ts, pipelined), and metric points and cost lines are drawn from
+ * the connector a batch at a time, never all held. Into a tenant whose tables hold nothing yet (its
+ * first sync), inserts leave out the `on conflict` clauses they cannot need. Together: the large demo's
+ * first sync (3.35 M rows) 50 s -> 26 s, peak memory 1.2 GiB -> 0.7 GiB (docs/performance.md).
  */
 export async function syncInventory(
   db: Db,
@@ -149,80 +137,94 @@ export async function syncInventory(
     for (const row of rows)
       existing.set(row.arn, { hash: row.content_hash, deleted: row.deleted_at !== null });
 
-    const seen = new Set<string>();
-    const changed: Array<{ r: InventoryResource; hash: string; change: 'created' | 'updated' }> = [];
-    const unchanged: string[] = [];
-    for (const r of inventory.resources) {
-      if (seen.has(r.arn)) continue; // a connector listing a resource twice keeps the first
-      seen.add(r.arn);
-      const hash = contentHash(historyContent(r));
-      const before = existing.get(r.arn);
-      if (!before || before.deleted) changed.push({ r, hash, change: 'created' });
-      else if (before.hash !== hash) changed.push({ r, hash, change: 'updated' });
-      else unchanged.push(r.arn);
-    }
-    const gone = [...existing].filter(([arn, e]) => !e.deleted && !seen.has(arn)).map(([arn]) => arn);
+    // What the tenant's tables hold yet: a first sync skips the conflict checks it cannot need.
+    const holds = await sql<{ edges: boolean; metrics: boolean; costs: boolean }>`select
+      exists (select 1 from resource_edges where tenant_id = ${tenantId}::uuid) as edges,
+      exists (select 1 from metrics_daily where tenant_id = ${tenantId}::uuid) as metrics,
+      exists (select 1 from cost_daily where tenant_id = ${tenantId}::uuid) as costs`.execute(tx);
+    const stored = holds.rows[0]!;
 
     // ---- history needs the previous content of what changed or went ----
     const previous = new Map<string, Record<string, unknown>>();
-    const needBefore = [...changed.filter((c) => c.change === 'updated').map((c) => c.r.arn), ...gone];
-    for (const batch of chunks(needBefore)) {
-      const before = await tx
-        .selectFrom('resources')
-        .select([
-          'arn',
-          'type',
-          'native_id',
-          'account_id',
-          'region',
-          'availability_zone',
-          'name',
-          'tags',
-          'attributes',
-          'size_value',
-          'size_unit',
-        ])
-        .where('tenant_id', '=', tenantId)
-        .where('arn', 'in', batch)
-        .execute();
-      for (const { arn, ...rest } of before) previous.set(arn, rest);
-    }
-
-    // ---- resources ----
-    let written = 0;
-    const total = changed.length + unchanged.length + gone.length;
-    for (const batch of chunks(changed)) {
-      const cols = {
-        arn: [] as string[],
-        type: [] as string[],
-        native_id: [] as string[],
-        account_id: [] as string[],
-        region: [] as string[],
-        az: [] as Array<string | null>,
-        name: [] as Array<string | null>,
-        json: [] as Array<Pick<InventoryResource, 'tags' | 'attributes'>>,
-        size_value: [] as Array<number | null>,
-        size_unit: [] as Array<string | null>,
-        monthly_cost: [] as Array<number | null>,
-        console_url: [] as Array<string | null>,
-        hash: [] as string[],
-      };
-      for (const { r, hash } of batch) {
-        cols.arn.push(r.arn);
-        cols.type.push(r.type);
-        cols.native_id.push(r.nativeId);
-        cols.account_id.push(r.accountId);
-        cols.region.push(r.region);
-        cols.az.push(r.availabilityZone);
-        cols.name.push(r.name);
-        cols.json.push({ tags: r.tags, attributes: r.attributes });
-        cols.size_value.push(r.sizeValue);
-        cols.size_unit.push(r.sizeUnit);
-        cols.monthly_cost.push(monthlyCost(r, book));
-        cols.console_url.push(consoleUrl(r));
-        cols.hash.push(hash);
+    const readPrevious = async (arns: string[]) => {
+      for (const batch of chunks(arns, BATCH)) {
+        const before = await tx
+          .selectFrom('resources')
+          .select([
+            'arn',
+            'type',
+            'native_id',
+            'account_id',
+            'region',
+            'availability_zone',
+            'name',
+            'tags',
+            'attributes',
+            'size_value',
+            'size_unit',
+          ])
+          .where('tenant_id', '=', tenantId)
+          .where('arn', 'in', batch)
+          .execute();
+        for (const { arn, ...rest } of before) previous.set(arn, rest);
       }
-      await sql`
+    };
+
+    // ---- resources: hashed, compared and written a batch at a time ----
+    // Each resource's content hash decides whether it is new, changed or unchanged; hashing the next batch
+    // overlaps with writing this one (pipelined). Column arrays travel as array literals built here.
+    const seen = new Set<string>();
+    const changed: Array<{ r: InventoryResource; hash: string; change: 'created' | 'updated' }> = [];
+    const unchanged: string[] = [];
+    let gone: string[] = [];
+    let written = 0;
+    const total = () => inventory.resources.length + gone.length;
+    await pipelined(
+      (function* () {
+        let batch: typeof changed = [];
+        const encode = () => {
+          const rs = batch.map((c) => c.r);
+          const cols = {
+            n: batch.length,
+            updated: batch.filter((c) => c.change === 'updated').map((c) => c.r.arn),
+            arn: arrayLiteral(rs.map((r) => r.arn)),
+            type: arrayLiteral(rs.map((r) => r.type)),
+            native_id: arrayLiteral(rs.map((r) => r.nativeId)),
+            account_id: arrayLiteral(rs.map((r) => r.accountId)),
+            region: arrayLiteral(rs.map((r) => r.region)),
+            az: arrayLiteral(rs.map((r) => r.availabilityZone)),
+            name: arrayLiteral(rs.map((r) => r.name)),
+            json: JSON.stringify(rs.map((r) => ({ tags: r.tags, attributes: r.attributes }))),
+            size_value: arrayLiteral(rs.map((r) => r.sizeValue)),
+            size_unit: arrayLiteral(rs.map((r) => r.sizeUnit)),
+            monthly_cost: arrayLiteral(rs.map((r) => monthlyCost(r, book))),
+            console_url: arrayLiteral(rs.map((r) => consoleUrl(r))),
+            hash: arrayLiteral(batch.map((c) => c.hash)),
+          };
+          batch = [];
+          return cols;
+        };
+        for (const r of inventory.resources) {
+          if (seen.has(r.arn)) continue; // a connector listing a resource twice keeps the first
+          seen.add(r.arn);
+          const hash = contentHash(historyContent(r));
+          const before = existing.get(r.arn);
+          let change: 'created' | 'updated' | undefined;
+          if (!before || before.deleted) change = 'created';
+          else if (before.hash !== hash) change = 'updated';
+          if (!change) {
+            unchanged.push(r.arn);
+            continue;
+          }
+          changed.push({ r, hash, change });
+          batch.push({ r, hash, change });
+          if (batch.length === BATCH) yield encode();
+        }
+        if (batch.length) yield encode();
+      })(),
+      async (cols) => {
+        await readPrevious(cols.updated); // before the upsert overwrites it
+        await sql`
         insert into resources (tenant_id, connection_id, arn, type, native_id, account_id, region, availability_zone, name,
           tags, attributes, size_value, size_unit, monthly_cost, console_url, content_hash, first_seen, last_seen, snapshot_id, deleted_at)
         select ${tenantId}::uuid, ${target.connectionId}::uuid, u.arn, u.type, u.native_id, u.account_id, u.region, u.az, u.name,
@@ -230,71 +232,83 @@ export async function syncInventory(
           ${observedAt}::timestamptz, ${observedAt}::timestamptz, ${snapshotId}::uuid, null
         from rows from (unnest(${cols.arn}::text[]), unnest(${cols.type}::text[]), unnest(${cols.native_id}::text[]),
           unnest(${cols.account_id}::text[]), unnest(${cols.region}::text[]), unnest(${cols.az}::text[]), unnest(${cols.name}::text[]),
-          jsonb_to_recordset(${JSON.stringify(cols.json)}::jsonb) as (tags jsonb, attributes jsonb),
+          jsonb_to_recordset(${cols.json}::jsonb) as (tags jsonb, attributes jsonb),
           unnest(${cols.size_value}::numeric[]), unnest(${cols.size_unit}::text[]), unnest(${cols.monthly_cost}::numeric[]),
           unnest(${cols.console_url}::text[]), unnest(${cols.hash}::text[]))
           as u(arn, type, native_id, account_id, region, az, name, tags, attributes, size_value, size_unit, monthly_cost, console_url, hash)
-        on conflict (tenant_id, arn) do update set
+        ${
+          existing.size === 0 // no row of the tenant to conflict with, and `seen` made the ARNs distinct
+            ? sql``
+            : sql`on conflict (tenant_id, arn) do update set
           connection_id = excluded.connection_id, type = excluded.type, native_id = excluded.native_id, account_id = excluded.account_id,
           region = excluded.region, availability_zone = excluded.availability_zone, name = excluded.name, tags = excluded.tags,
           attributes = excluded.attributes, size_value = excluded.size_value, size_unit = excluded.size_unit,
           monthly_cost = excluded.monthly_cost, console_url = excluded.console_url, content_hash = excluded.content_hash,
           first_seen = case when resources.deleted_at is null then resources.first_seen else excluded.first_seen end,
-          last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id, deleted_at = null`.execute(tx);
-      written += batch.length;
-      onProgress?.('resources', written, total);
-    }
+          last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id, deleted_at = null`
+        }`.execute(tx);
+        written += cols.n;
+        onProgress?.('resources', written, total());
+      },
+    );
+    gone = [...existing].filter(([arn, e]) => !e.deleted && !seen.has(arn)).map(([arn]) => arn);
+    await readPrevious(gone);
     for (const batch of chunks(unchanged, 10_000)) {
       await sql`update resources set last_seen = ${observedAt}::timestamptz, snapshot_id = ${snapshotId}::uuid
-        where tenant_id = ${tenantId}::uuid and arn = any(${batch}::text[])`.execute(tx);
+        where tenant_id = ${tenantId}::uuid and arn = any(${arrayLiteral(batch)}::text[])`.execute(tx);
       written += batch.length;
-      onProgress?.('resources', written, total);
+      onProgress?.('resources', written, total());
     }
     for (const batch of chunks(gone, 10_000)) {
       await sql`update resources set deleted_at = ${observedAt}::timestamptz, snapshot_id = ${snapshotId}::uuid
-        where tenant_id = ${tenantId}::uuid and arn = any(${batch}::text[])`.execute(tx);
+        where tenant_id = ${tenantId}::uuid and arn = any(${arrayLiteral(batch)}::text[])`.execute(tx);
       written += batch.length;
-      onProgress?.('resources', written, total);
+      onProgress?.('resources', written, total());
     }
 
-    // ---- history ----
-    const history = [
-      ...changed.map(({ r, change }) => {
-        const after = historyContent(r);
-        const before = previous.get(r.arn) ?? null;
+    // ---- history: built a batch at a time, as it is written ----
+    const historyOf = (
+      item: { r: InventoryResource; change: 'created' | 'updated' } | { arn: string; change: 'deleted' },
+    ) => {
+      if (item.change === 'deleted') {
+        const before = previous.get(item.arn)!;
         return {
-          arn: r.arn,
-          type: r.type,
-          change,
-          fields: before ? changedFields(before, after) : [],
-          before,
-          after,
-        };
-      }),
-      ...gone.map((arn) => {
-        const before = previous.get(arn)!;
-        return {
-          arn,
+          arn: item.arn,
           type: String(before.type),
-          change: 'deleted' as const,
+          change: item.change,
           fields: [],
           before,
           after: null,
         };
-      }),
-    ];
-    for (const batch of chunks(history)) {
-      await sql`
+      }
+      const after = historyContent(item.r);
+      const before = previous.get(item.r.arn) ?? null;
+      const fields = before ? changedFields(before, after) : [];
+      return { arn: item.r.arn, type: item.r.type, change: item.change, fields, before, after };
+    };
+    const historyItems = [...changed, ...gone.map((arn) => ({ arn, change: 'deleted' as const }))];
+    await pipelined(
+      (function* () {
+        for (const batch of chunks(historyItems, BATCH)) {
+          const rows = batch.map(historyOf);
+          yield {
+            arn: arrayLiteral(rows.map((h) => h.arn)),
+            type: arrayLiteral(rows.map((h) => h.type)),
+            change: arrayLiteral(rows.map((h) => h.change)),
+            json: JSON.stringify(rows.map((h) => ({ fields: h.fields, before: h.before, after: h.after }))),
+          };
+        }
+      })(),
+      async (cols) => {
+        await sql`
         insert into resource_history (tenant_id, arn, type, snapshot_id, observed_at, change, changed_fields, before, after)
         select ${tenantId}::uuid, u.arn, u.type, ${snapshotId}::uuid, ${observedAt}::timestamptz, u.change,
           coalesce((select array_agg(f) from jsonb_array_elements_text(u.fields) f), '{}'), u.before, u.after
-        from rows from (unnest(${batch.map((h) => h.arn)}::text[]), unnest(${batch.map((h) => h.type)}::text[]),
-          unnest(${batch.map((h) => h.change)}::text[]),
-          jsonb_to_recordset(${JSON.stringify(batch.map((h) => ({ fields: h.fields, before: h.before, after: h.after })))}::jsonb)
-            as (fields jsonb, before jsonb, after jsonb)) as u(arn, type, change, fields, before, after)`.execute(
-        tx,
-      );
-    }
+        from rows from (unnest(${cols.arn}::text[]), unnest(${cols.type}::text[]), unnest(${cols.change}::text[]),
+          jsonb_to_recordset(${cols.json}::jsonb) as (fields jsonb, before jsonb, after jsonb))
+          as u(arn, type, change, fields, before, after)`.execute(tx);
+      },
+    );
 
     // ---- edges: what this observation states replaces what the last one did ----
     const edgeKeys = new Set<string>();
@@ -304,48 +318,104 @@ export async function syncInventory(
       edgeKeys.add(key);
       return true;
     });
-    for (const batch of chunks(edges, 5000)) {
-      await sql`
+    let edgesWritten = 0;
+    await pipelined(
+      (function* () {
+        for (const batch of chunks(edges, 5000))
+          yield {
+            n: batch.length,
+            from: arrayLiteral(batch.map((e) => e.from)),
+            to: arrayLiteral(batch.map((e) => e.to)),
+            kind: arrayLiteral(batch.map((e) => e.kind)),
+            source: arrayLiteral(batch.map((e) => e.source)),
+            confidence: arrayLiteral(batch.map((e) => e.confidence)),
+          };
+      })(),
+      async (cols) => {
+        await sql`
         insert into resource_edges (tenant_id, from_arn, to_arn, kind, source, confidence, first_seen, last_seen, snapshot_id)
-        select ${tenantId}::uuid, u.f, u.t, u.k, u.s, u.c, ${observedAt}::timestamptz, ${observedAt}::timestamptz, ${snapshotId}::uuid
-        from unnest(${batch.map((e) => e.from)}::text[], ${batch.map((e) => e.to)}::text[], ${batch.map((e) => e.kind)}::text[],
-          ${batch.map((e) => e.source)}::text[], ${batch.map((e) => e.confidence)}::real[]) as u(f, t, k, s, c)
-        on conflict (tenant_id, from_arn, to_arn, kind) do update set
-          source = excluded.source, confidence = excluded.confidence, last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id`.execute(
-        tx,
-      );
-      onProgress?.('edges', 0, edges.length);
-    }
+        select ${tenantId}::uuid, unnest(${cols.from}::text[]), unnest(${cols.to}::text[]), unnest(${cols.kind}::text[]),
+          unnest(${cols.source}::text[]), unnest(${cols.confidence}::real[]),
+          ${observedAt}::timestamptz, ${observedAt}::timestamptz, ${snapshotId}::uuid
+        ${
+          stored.edges
+            ? sql`on conflict (tenant_id, from_arn, to_arn, kind) do update set
+          source = excluded.source, confidence = excluded.confidence, last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id`
+            : sql``
+        }`.execute(tx);
+        edgesWritten += cols.n;
+        onProgress?.('edges', edgesWritten, edges.length);
+      },
+    );
     await sql`delete from resource_edges where tenant_id = ${tenantId}::uuid and snapshot_id <> ${snapshotId}::uuid`.execute(
       tx,
     );
 
     // ---- metrics, cost lines, events: facts about past days, written once ----
+    // Generated (by a streaming connector), sorted and encoded a batch at a time, while the previous
+    // batch is being inserted. unnest() in the select list (a ProjectSet) rather than in FROM (a function
+    // scan that first copies each array into a tuplestore): about 10 % less Postgres time per row.
     let metrics = 0;
-    for (const batch of chunks(byArn(inventory.metrics), 10_000)) {
-      const result = await sql`
+    await pipelined(
+      (function* () {
+        const points = byArn(inventory.metrics);
+        for (const { rows, checked } of factBatches(
+          points,
+          (m) => `${m.metric}|${m.day}`,
+          stored.metrics,
+          FACT_BATCH,
+        ))
+          yield {
+            checked,
+            arn: arrayLiteral(rows.map((m) => m.arn)),
+            metric: arrayLiteral(rows.map((m) => m.metric)),
+            day: arrayLiteral(rows.map((m) => m.day)),
+            avg: arrayLiteral(rows.map((m) => m.avg)),
+            max: arrayLiteral(rows.map((m) => m.max)),
+            sum: arrayLiteral(rows.map((m) => m.sum)),
+          };
+      })(),
+      async (cols) => {
+        const result = await sql`
         insert into metrics_daily (tenant_id, arn, metric, day, avg, max, sum)
-        select ${tenantId}::uuid, u.arn, u.metric, u.day::date, u.avg, u.max, u.sum
-        from unnest(${batch.map((m) => m.arn)}::text[], ${batch.map((m) => m.metric)}::text[], ${batch.map((m) => m.day)}::text[],
-          ${batch.map((m) => m.avg)}::float8[], ${batch.map((m) => m.max)}::float8[], ${batch.map((m) => m.sum)}::float8[])
-          as u(arn, metric, day, avg, max, sum)
-        on conflict do nothing`.execute(tx);
-      metrics += Number(result.numAffectedRows ?? 0);
-      onProgress?.('metrics', metrics, inventory.metrics.length);
-    }
+        select ${tenantId}::uuid, unnest(${cols.arn}::text[]), unnest(${cols.metric}::text[]), unnest(${cols.day}::date[]),
+          unnest(${cols.avg}::float8[]), unnest(${cols.max}::float8[]), unnest(${cols.sum}::float8[])
+        ${cols.checked ? sql`on conflict do nothing` : sql``}`.execute(tx);
+        metrics += Number(result.numAffectedRows ?? 0);
+        onProgress?.('metrics', metrics, inventory.metrics.length);
+      },
+    );
     let costs = 0;
-    for (const batch of chunks(byArn(inventory.costs), 10_000)) {
-      const result = await sql`
+    await pipelined(
+      (function* () {
+        const lines = byArn(inventory.costs);
+        for (const { rows, checked } of factBatches(
+          lines,
+          (c) => `${c.day}|${c.usageType}`,
+          stored.costs,
+          FACT_BATCH,
+        ))
+          yield {
+            checked,
+            arn: arrayLiteral(rows.map((c) => c.arn)),
+            day: arrayLiteral(rows.map((c) => c.day)),
+            product: arrayLiteral(rows.map((c) => c.productCode)),
+            usage: arrayLiteral(rows.map((c) => c.usageType)),
+            cost: arrayLiteral(rows.map((c) => c.unblendedCost)),
+          };
+      })(),
+      async (cols) => {
+        const result = await sql`
         insert into cost_daily (tenant_id, arn, day, product_code, usage_type, unblended_cost)
-        select ${tenantId}::uuid, u.arn, u.day::date, u.p, u.ut, u.c
-        from unnest(${batch.map((c) => c.arn)}::text[], ${batch.map((c) => c.day)}::text[], ${batch.map((c) => c.productCode)}::text[],
-          ${batch.map((c) => c.usageType)}::text[], ${batch.map((c) => c.unblendedCost)}::numeric[]) as u(arn, day, p, ut, c)
-        on conflict do nothing`.execute(tx);
-      costs += Number(result.numAffectedRows ?? 0);
-      onProgress?.('costs', costs, inventory.costs.length);
-    }
+        select ${tenantId}::uuid, unnest(${cols.arn}::text[]), unnest(${cols.day}::date[]), unnest(${cols.product}::text[]),
+          unnest(${cols.usage}::text[]), unnest(${cols.cost}::numeric[])
+        ${cols.checked ? sql`on conflict do nothing` : sql``}`.execute(tx);
+        costs += Number(result.numAffectedRows ?? 0);
+        onProgress?.('costs', costs, inventory.costs.length);
+      },
+    );
     let events = 0;
-    for (const batch of chunks(inventory.events)) {
+    for (const batch of chunks(inventory.events, BATCH)) {
       const result = await sql`
         insert into inventory_events (tenant_id, kind, at, name, actor, source_ip, fingerprint, severity, service, arns, payload, dedupe_key)
         select ${tenantId}::uuid, u.kind, u.at::timestamptz, u.name, u.actor, u.ip, u.fp, u.sev, u.svc,

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CostLine, InventoryResource, MetricPoint } from '../model';
+import type { CostLine, InventoryResource, MetricPoint, RowSource } from '../model';
 import { HOURS_PER_MONTH, monthlyCost, type PriceBook } from '../pricing';
 import type { Seeded } from './seeded';
 import type { WorldBuilder } from './world';
@@ -45,93 +45,148 @@ function createdMs(r: InventoryResource): number | undefined {
 /** Whether a resource created at `created` existed on a day (ending at `endMs`). */
 const existedOn = (created: number | undefined, endMs: number) => created === undefined || created < endMs;
 
+/** One metric of a resource: its name and its value on a day, given the day's noise in [0, 1). */
+interface Series {
+  metric: string;
+  value: (day: number, x: number) => { avg: number | null; max: number | null; sum: number | null };
+}
+
+/** The metrics a resource reports, with the seeded shapes (see demoMetrics). */
+function seriesOf(r: InventoryResource, s: Seeded): Series[] {
+  switch (r.type) {
+    case 'aws_ec2_instance': {
+      if (r.attributes.instance_state !== 'running') return []; // a stopped instance reports nothing
+      if (r.arn === s.reportingWorker.arn)
+        return [
+          {
+            metric: 'CPUUtilization',
+            value: (_d, x) => ({ avg: 1 + x * 1.5, max: 2.5 + x * 2, sum: null }),
+          },
+        ];
+      return [
+        { metric: 'CPUUtilization', value: (_d, x) => ({ avg: 22 + x * 30, max: 45 + x * 40, sum: null }) },
+      ];
+    }
+    case 'aws_rds_db_instance': {
+      const idle = r.arn === s.reportingDb.arn;
+      const spiking = r.arn === s.paymentsDb.arn;
+      return [
+        {
+          metric: 'CPUUtilization',
+          value: (day, x) =>
+            idle
+              ? { avg: 2 + x, max: 3 + x * 1.5, sum: null }
+              : spiking && day === -1
+                ? { avg: 78 + x * 6, max: 97 + x * 2, sum: null }
+                : { avg: 18 + x * 20, max: 40 + x * 25, sum: null },
+        },
+        {
+          metric: 'DatabaseConnections',
+          value: (day, x) =>
+            idle
+              ? { avg: 0, max: 0, sum: null }
+              : spiking && day === -1
+                ? { avg: 310 + x * 40, max: 480 + x * 20, sum: null }
+                : { avg: 40 + x * 60, max: 110 + x * 60, sum: null },
+        },
+      ];
+    }
+    case 'aws_vpc_nat_gateway': {
+      const idle = r.arn === s.natIdle.arn;
+      return [
+        {
+          metric: 'BytesOutToDestination',
+          value: (_d, x) => ({ avg: null, max: null, sum: idle ? 0 : Math.round((20 + x * 40) * 1024 ** 3) }),
+        },
+      ];
+    }
+    case 'aws_ec2_application_load_balancer': {
+      const empty = (r.attributes.target_group_arns as string[]).length === 0;
+      const spiking = r.arn === s.checkoutAlb.arn;
+      return [
+        {
+          metric: 'RequestCount',
+          value: (_d, x) => ({ avg: null, max: null, sum: empty ? 0 : Math.round(400_000 + x * 900_000) }),
+        },
+        {
+          metric: 'HTTPCode_ELB_5XX_Count',
+          value: (day, x) => ({
+            avg: null,
+            max: null,
+            sum: empty ? 0 : spiking && day === -1 ? 1800 + Math.round(x * 400) : Math.round(x * 6),
+          }),
+        },
+      ];
+    }
+    default:
+      return [];
+  }
+}
+
+/**
+ * Rows generated as they are read, resource by resource in ARN order (the order the sync writes fastest),
+ * so that a month of metrics and cost lines for 100,000 resources is never held at once. The count is
+ * known up front; every walk yields the same rows; JSON.stringify gives the rows as an array.
+ */
+class GeneratedRows<T> implements RowSource<T> {
+  constructor(
+    readonly length: number,
+    private readonly generate: () => Generator<T>,
+  ) {}
+  [Symbol.iterator](): Iterator<T> {
+    return this.generate();
+  }
+  toJSON(): T[] {
+    return [...this];
+  }
+}
+
+/** The world's resources in ARN order (JavaScript string order, as the sync sorts). */
+function inArnOrder(w: WorldBuilder): InventoryResource[] {
+  return [...w.resources.values()].sort((a, b) => (a.arn < b.arn ? -1 : a.arn > b.arn ? 1 : 0));
+}
+
+/** How many of the window's days a resource existed on. */
+function daysExisted(r: InventoryResource, days: ReturnType<typeof windowDays>): number {
+  const created = createdMs(r);
+  let n = 0;
+  for (const { endMs } of days) if (existedOn(created, endMs)) n++;
+  return n;
+}
+
 /**
  * Thirty days of daily CloudWatch-style metrics, ending the day before the environment's clock: CPU for
  * running instances and databases, connections for databases, bytes for NAT gateways, requests and 5xx
  * for load balancers. The seeded shapes: an idle worker (max CPU under 5 %), a database with no
  * connections, an idle NAT gateway, and on day -1 the incident's CPU, connection and 5xx spike.
  */
-export function demoMetrics(w: WorldBuilder, s: Seeded): MetricPoint[] {
-  const points: MetricPoint[] = [];
+export function demoMetrics(w: WorldBuilder, s: Seeded): RowSource<MetricPoint> {
   const noise = noiseFactory(w.spec.seed);
   const days = windowDays(w);
-  const push = (
-    r: InventoryResource,
-    metric: string,
-    fn: (day: number, n: number) => { avg: number | null; max: number | null; sum: number | null },
-  ) => {
-    const n = noise(r.arn, metric);
-    const created = createdMs(r);
-    for (const { day, date, endMs } of days) {
-      if (!existedOn(created, endMs)) continue;
-      const v = fn(day, n(day));
-      points.push({
-        arn: r.arn,
-        metric,
-        day: date,
-        avg: v.avg === null ? null : round(v.avg),
-        max: v.max === null ? null : round(v.max),
-        sum: v.sum === null ? null : round(v.sum),
-      });
-    }
-  };
-  for (const r of w.resources.values()) {
-    switch (r.type) {
-      case 'aws_ec2_instance': {
-        if (r.attributes.instance_state !== 'running') break; // a stopped instance reports nothing
-        if (r.arn === s.reportingWorker.arn) {
-          push(r, 'CPUUtilization', (_d, x) => ({ avg: 1 + x * 1.5, max: 2.5 + x * 2, sum: null }));
-        } else {
-          push(r, 'CPUUtilization', (_d, x) => ({ avg: 22 + x * 30, max: 45 + x * 40, sum: null }));
+  const reporting = inArnOrder(w)
+    .map((r) => ({ r, series: seriesOf(r, s) }))
+    .filter((x) => x.series.length > 0);
+  const count = reporting.reduce((n, { r, series }) => n + series.length * daysExisted(r, days), 0);
+  return new GeneratedRows(count, function* () {
+    for (const { r, series } of reporting) {
+      const created = createdMs(r);
+      for (const { metric, value } of series) {
+        const n = noise(r.arn, metric);
+        for (const { day, date, endMs } of days) {
+          if (!existedOn(created, endMs)) continue;
+          const v = value(day, n(day));
+          yield {
+            arn: r.arn,
+            metric,
+            day: date,
+            avg: v.avg === null ? null : round(v.avg),
+            max: v.max === null ? null : round(v.max),
+            sum: v.sum === null ? null : round(v.sum),
+          };
         }
-        break;
-      }
-      case 'aws_rds_db_instance': {
-        const idle = r.arn === s.reportingDb.arn;
-        const spiking = r.arn === s.paymentsDb.arn;
-        push(r, 'CPUUtilization', (day, x) =>
-          idle
-            ? { avg: 2 + x, max: 3 + x * 1.5, sum: null }
-            : spiking && day === -1
-              ? { avg: 78 + x * 6, max: 97 + x * 2, sum: null }
-              : { avg: 18 + x * 20, max: 40 + x * 25, sum: null },
-        );
-        push(r, 'DatabaseConnections', (day, x) =>
-          idle
-            ? { avg: 0, max: 0, sum: null }
-            : spiking && day === -1
-              ? { avg: 310 + x * 40, max: 480 + x * 20, sum: null }
-              : { avg: 40 + x * 60, max: 110 + x * 60, sum: null },
-        );
-        break;
-      }
-      case 'aws_vpc_nat_gateway': {
-        const idle = r.arn === s.natIdle.arn;
-        push(r, 'BytesOutToDestination', (_d, x) => ({
-          avg: null,
-          max: null,
-          sum: idle ? 0 : Math.round((20 + x * 40) * 1024 ** 3),
-        }));
-        break;
-      }
-      case 'aws_ec2_application_load_balancer': {
-        const empty = (r.attributes.target_group_arns as string[]).length === 0;
-        push(r, 'RequestCount', (_d, x) => ({
-          avg: null,
-          max: null,
-          sum: empty ? 0 : Math.round(400_000 + x * 900_000),
-        }));
-        const spiking = r.arn === s.checkoutAlb.arn;
-        push(r, 'HTTPCode_ELB_5XX_Count', (day, x) => ({
-          avg: null,
-          max: null,
-          sum: empty ? 0 : spiking && day === -1 ? 1800 + Math.round(x * 400) : Math.round(x * 6),
-        }));
-        break;
       }
     }
-  }
-  return points;
+  });
 }
 
 const PRODUCT: Partial<
@@ -155,27 +210,23 @@ const PRODUCT: Partial<
  * CUR-like daily cost lines for the same window: each billable resource's list-price cost of a day
  * (monthly cost × 24 / 730), per product and usage type, on the days it existed.
  */
-export function demoCosts(w: WorldBuilder, book: PriceBook): CostLine[] {
-  const lines: CostLine[] = [];
+export function demoCosts(w: WorldBuilder, book: PriceBook): RowSource<CostLine> {
   const days = windowDays(w);
-  for (const r of w.resources.values()) {
+  const billable = inArnOrder(w).flatMap((r) => {
     const product = PRODUCT[r.type];
-    if (!product) continue;
-    const monthly = monthlyCost(r, book);
-    if (!monthly) continue;
+    const monthly = product ? monthlyCost(r, book) : null;
+    if (!product || !monthly) return [];
     const daily = Math.round(((monthly * 24) / HOURS_PER_MONTH) * 1e6) / 1e6;
-    const usageType = product[1](r);
-    const created = createdMs(r);
-    for (const { date, endMs } of days) {
-      if (!existedOn(created, endMs)) continue;
-      lines.push({
-        arn: r.arn,
-        day: date,
-        productCode: product[0],
-        usageType,
-        unblendedCost: daily,
-      });
+    return [{ r, productCode: product[0], usageType: product[1](r), daily }];
+  });
+  const count = billable.reduce((n, { r }) => n + daysExisted(r, days), 0);
+  return new GeneratedRows(count, function* () {
+    for (const { r, productCode, usageType, daily } of billable) {
+      const created = createdMs(r);
+      for (const { date, endMs } of days) {
+        if (!existedOn(created, endMs)) continue;
+        yield { arn: r.arn, day: date, productCode, usageType, unblendedCost: daily };
+      }
     }
-  }
-  return lines;
+  });
 }
