@@ -2,4 +2,4 @@ export * from './client';
 export * from './migrate';
 export * from './types';
 export { sql } from 'kysely';
-export type { Transaction, Kysely, Selectable } from 'kysely';
+export type { Transaction, Kysely, RawBuilder, Selectable } from 'kysely';

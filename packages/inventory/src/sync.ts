@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { sql, type Db } from '@opsi/db';
+import { sql, type Db, type RawBuilder } from '@opsi/db';
 import { consoleUrl } from './console-links';
 import { arrayLiteral, byArn, chunks, factBatches, pipelined } from './bulk';
-import type { CollectedInventory, InventoryResource } from './model';
+import type { CollectedInventory, InventoryResource, RowSource } from './model';
 import { monthlyCost, type PriceBook } from './pricing';
 
 export interface SyncTarget {
@@ -78,6 +78,37 @@ export function changedFields(before: Record<string, unknown>, after: Record<str
     } else if (canonicalize(b ?? null) !== canonicalize(a ?? null)) out.push(key);
   }
   return out.sort();
+}
+
+/**
+ * Inserts fact rows (metric points, cost lines) in ARN order, a batch at a time, pipelined: `encode` turns
+ * a batch into the statement's parameters while the previous statement runs, and `statement` builds the
+ * insert with the conflict clause the batch needs (factBatches). Answers how many rows were new.
+ */
+async function insertFacts<T extends { arn: string }, Cols>(
+  tx: Db,
+  rows: RowSource<T>,
+  fact: {
+    key: (row: T) => string;
+    tableHasTenantRows: boolean;
+    encode: (rows: T[]) => Cols;
+    statement: (cols: Cols, onConflict: RawBuilder<unknown>) => RawBuilder<unknown>;
+    onProgress: (inserted: number) => void;
+  },
+): Promise<number> {
+  let inserted = 0;
+  await pipelined(
+    (function* () {
+      const batches = factBatches(byArn(rows), fact.key, fact.tableHasTenantRows, FACT_BATCH);
+      for (const { rows: batch, checked } of batches) yield { cols: fact.encode(batch), checked };
+    })(),
+    async ({ cols, checked }) => {
+      const result = await fact.statement(cols, checked ? sql`on conflict do nothing` : sql``).execute(tx);
+      inserted += Number(result.numAffectedRows ?? 0);
+      fact.onProgress(inserted);
+    },
+  );
+  return inserted;
 }
 
 /**
@@ -355,65 +386,41 @@ export async function syncInventory(
     // Generated (by a streaming connector), sorted and encoded a batch at a time, while the previous
     // batch is being inserted. unnest() in the select list (a ProjectSet) rather than in FROM (a function
     // scan that first copies each array into a tuplestore): about 10 % less Postgres time per row.
-    let metrics = 0;
-    await pipelined(
-      (function* () {
-        const points = byArn(inventory.metrics);
-        for (const { rows, checked } of factBatches(
-          points,
-          (m) => `${m.metric}|${m.day}`,
-          stored.metrics,
-          FACT_BATCH,
-        ))
-          yield {
-            checked,
-            arn: arrayLiteral(rows.map((m) => m.arn)),
-            metric: arrayLiteral(rows.map((m) => m.metric)),
-            day: arrayLiteral(rows.map((m) => m.day)),
-            avg: arrayLiteral(rows.map((m) => m.avg)),
-            max: arrayLiteral(rows.map((m) => m.max)),
-            sum: arrayLiteral(rows.map((m) => m.sum)),
-          };
-      })(),
-      async (cols) => {
-        const result = await sql`
+    const metrics = await insertFacts(tx, inventory.metrics, {
+      key: (m) => `${m.metric}|${m.day}`,
+      tableHasTenantRows: stored.metrics,
+      encode: (rows) => ({
+        arn: arrayLiteral(rows.map((m) => m.arn)),
+        metric: arrayLiteral(rows.map((m) => m.metric)),
+        day: arrayLiteral(rows.map((m) => m.day)),
+        avg: arrayLiteral(rows.map((m) => m.avg)),
+        max: arrayLiteral(rows.map((m) => m.max)),
+        sum: arrayLiteral(rows.map((m) => m.sum)),
+      }),
+      statement: (c, onConflict) => sql`
         insert into metrics_daily (tenant_id, arn, metric, day, avg, max, sum)
-        select ${tenantId}::uuid, unnest(${cols.arn}::text[]), unnest(${cols.metric}::text[]), unnest(${cols.day}::date[]),
-          unnest(${cols.avg}::float8[]), unnest(${cols.max}::float8[]), unnest(${cols.sum}::float8[])
-        ${cols.checked ? sql`on conflict do nothing` : sql``}`.execute(tx);
-        metrics += Number(result.numAffectedRows ?? 0);
-        onProgress?.('metrics', metrics, inventory.metrics.length);
-      },
-    );
-    let costs = 0;
-    await pipelined(
-      (function* () {
-        const lines = byArn(inventory.costs);
-        for (const { rows, checked } of factBatches(
-          lines,
-          (c) => `${c.day}|${c.usageType}`,
-          stored.costs,
-          FACT_BATCH,
-        ))
-          yield {
-            checked,
-            arn: arrayLiteral(rows.map((c) => c.arn)),
-            day: arrayLiteral(rows.map((c) => c.day)),
-            product: arrayLiteral(rows.map((c) => c.productCode)),
-            usage: arrayLiteral(rows.map((c) => c.usageType)),
-            cost: arrayLiteral(rows.map((c) => c.unblendedCost)),
-          };
-      })(),
-      async (cols) => {
-        const result = await sql`
+        select ${tenantId}::uuid, unnest(${c.arn}::text[]), unnest(${c.metric}::text[]), unnest(${c.day}::date[]),
+          unnest(${c.avg}::float8[]), unnest(${c.max}::float8[]), unnest(${c.sum}::float8[])
+        ${onConflict}`,
+      onProgress: (n) => onProgress?.('metrics', n, inventory.metrics.length),
+    });
+    const costs = await insertFacts(tx, inventory.costs, {
+      key: (c) => `${c.day}|${c.usageType}`,
+      tableHasTenantRows: stored.costs,
+      encode: (rows) => ({
+        arn: arrayLiteral(rows.map((c) => c.arn)),
+        day: arrayLiteral(rows.map((c) => c.day)),
+        product: arrayLiteral(rows.map((c) => c.productCode)),
+        usage: arrayLiteral(rows.map((c) => c.usageType)),
+        cost: arrayLiteral(rows.map((c) => c.unblendedCost)),
+      }),
+      statement: (c, onConflict) => sql`
         insert into cost_daily (tenant_id, arn, day, product_code, usage_type, unblended_cost)
-        select ${tenantId}::uuid, unnest(${cols.arn}::text[]), unnest(${cols.day}::date[]), unnest(${cols.product}::text[]),
-          unnest(${cols.usage}::text[]), unnest(${cols.cost}::numeric[])
-        ${cols.checked ? sql`on conflict do nothing` : sql``}`.execute(tx);
-        costs += Number(result.numAffectedRows ?? 0);
-        onProgress?.('costs', costs, inventory.costs.length);
-      },
-    );
+        select ${tenantId}::uuid, unnest(${c.arn}::text[]), unnest(${c.day}::date[]), unnest(${c.product}::text[]),
+          unnest(${c.usage}::text[]), unnest(${c.cost}::numeric[])
+        ${onConflict}`,
+      onProgress: (n) => onProgress?.('costs', n, inventory.costs.length),
+    });
     let events = 0;
     for (const batch of chunks(inventory.events, BATCH)) {
       const result = await sql`

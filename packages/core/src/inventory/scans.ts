@@ -235,7 +235,7 @@ async function connectorFor(
   kind: string,
   config: Record<string, unknown>,
   book: PriceBook,
-): Promise<{ connector: Connector; backfill: () => CollectedInventory[] }> {
+): Promise<{ connector: Connector; backfill: () => Iterable<CollectedInventory> }> {
   if (kind === 'demo') {
     const connector = createDemoConnector(await demoSpec(db, tenantId), book);
     return { connector, backfill: () => connector.backfill() };

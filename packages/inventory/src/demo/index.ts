@@ -63,8 +63,11 @@ export function tryCommand(spec: DemoSpec, command: string): AppliedCommand {
 }
 
 export interface DemoConnector extends Connector {
-  /** The environment's past (days -7 and -1), for the first scan, so drift has history from the start. */
-  backfill(): CollectedInventory[];
+  /**
+   * The environment's past (days -7 and -1), for the first scan, so drift has history from the start:
+   * each observation built when it is read, so that only one is held at a time.
+   */
+  backfill(): Iterable<CollectedInventory>;
 }
 
 export function createDemoConnector(spec: DemoSpec, book: PriceBook): DemoConnector {
@@ -76,12 +79,12 @@ export function createDemoConnector(spec: DemoSpec, book: PriceBook): DemoConnec
       onProgress?.('generating', inventory.resources.length, inventory.resources.length);
       return inventory;
     },
-    backfill() {
-      return [HISTORY_START_DAY, spec.day - 1]
-        .filter((day, i, all) => day < spec.day && all.indexOf(day) === i)
-        .map((day) =>
-          collectWorld({ ...spec, day, commands: spec.commands.filter((c) => c.day <= day) }, book),
-        );
+    *backfill() {
+      const days = [HISTORY_START_DAY, spec.day - 1].filter(
+        (day, i, all) => day < spec.day && all.indexOf(day) === i,
+      );
+      for (const day of days)
+        yield collectWorld({ ...spec, day, commands: spec.commands.filter((c) => c.day <= day) }, book);
     },
   };
 }
