@@ -133,15 +133,39 @@ function bool(value: string | undefined, name: string): boolean {
   throw new DemoCommandError('ParamValidation', `${name} must be true or false`);
 }
 
+/** What AWS answers when a command names a resource of a type that does not exist: its error code and noun. */
+const NOT_FOUND: Partial<Record<ResourceType, [code: string, what: string]>> = {
+  aws_cloudtrail_trail: ['TrailNotFoundException', 'trail'],
+  aws_cloudwatch_log_group: ['ResourceNotFoundException', 'log group'],
+  aws_dynamodb_table: ['TableNotFoundException', 'table'],
+  aws_ebs_snapshot: ['InvalidSnapshot.NotFound', 'snapshot'],
+  aws_ebs_volume: ['InvalidVolume.NotFound', 'volume'],
+  aws_ec2_autoscaling_group: ['ValidationError', 'AutoScalingGroup'],
+  aws_ec2_instance: ['InvalidInstanceID.NotFound', 'instance ID'],
+  aws_elasticache_replication_group: ['ReplicationGroupNotFoundFault', 'replication group'],
+  aws_iam_access_key: ['NoSuchEntity', 'access key'],
+  aws_rds_db_instance: ['DBInstanceNotFound', 'DB instance'],
+  aws_rds_db_snapshot: ['DBSnapshotNotFound', 'DB snapshot'],
+  aws_s3_bucket: ['NoSuchBucket', 'bucket'],
+  aws_vpc: ['InvalidVpcID.NotFound', 'vpc ID'],
+  aws_vpc_eip: ['InvalidAllocationID.NotFound', 'allocation ID'],
+  aws_vpc_internet_gateway: ['InvalidInternetGatewayID.NotFound', 'internet gateway'],
+  aws_vpc_nat_gateway: ['NatGatewayNotFound', 'NAT gateway'],
+  aws_vpc_route_table: ['InvalidRouteTableID.NotFound', 'route table ID'],
+  aws_vpc_security_group: ['InvalidGroup.NotFound', 'security group'],
+  aws_vpc_subnet: ['InvalidSubnetID.NotFound', 'subnet ID'],
+};
+
+/** The resource a command names, or the error AWS gives for it (the type's, or the command's own). */
 function find(
   w: WorldBuilder,
   type: ResourceType,
   id: string,
-  notFound: string,
-  what: string,
+  notFound: [code: string, what: string] = NOT_FOUND[type] ?? ['NotFound', type],
 ): InventoryResource {
   const r = w.get(id);
-  if (!r || r.type !== type) throw new DemoCommandError(notFound, `The ${what} '${id}' does not exist`);
+  if (!r || r.type !== type)
+    throw new DemoCommandError(notFound[0], `The ${notFound[1]} '${id}' does not exist`);
   return r;
 }
 
@@ -181,7 +205,7 @@ function removeInstance(w: WorldBuilder, inst: InventoryResource, effects: Comma
 
 const HANDLERS: Record<string, Handler> = {
   'ec2 delete-volume': (w, args) => {
-    const vol = find(w, 'aws_ebs_volume', one(args, 'volume-id'), 'InvalidVolume.NotFound', 'volume');
+    const vol = find(w, 'aws_ebs_volume', one(args, 'volume-id'));
     const attached = vol.attributes.attachments as Array<{ instance_id: string }>;
     if (attached.length)
       throw new DemoCommandError(
@@ -192,7 +216,7 @@ const HANDLERS: Record<string, Handler> = {
     return [deleted(vol)];
   },
   'ec2 modify-volume': (w, args) => {
-    const vol = find(w, 'aws_ebs_volume', one(args, 'volume-id'), 'InvalidVolume.NotFound', 'volume');
+    const vol = find(w, 'aws_ebs_volume', one(args, 'volume-id'));
     const a = vol.attributes;
     const type = optional(args, 'volume-type');
     if (type !== undefined && !VOLUME_TYPES.includes(type))
@@ -234,13 +258,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(vol)];
   },
   'ec2 release-address': (w, args) => {
-    const addr = find(
-      w,
-      'aws_vpc_eip',
-      one(args, 'allocation-id'),
-      'InvalidAllocationID.NotFound',
-      'allocation ID',
-    );
+    const addr = find(w, 'aws_vpc_eip', one(args, 'allocation-id'));
     if (addr.attributes.association_id)
       throw new DemoCommandError(
         'InvalidIPAddress.InUse',
@@ -250,13 +268,7 @@ const HANDLERS: Record<string, Handler> = {
     return [deleted(addr)];
   },
   'ec2 revoke-security-group-ingress': (w, args) => {
-    const sg = find(
-      w,
-      'aws_vpc_security_group',
-      one(args, 'group-id'),
-      'InvalidGroup.NotFound',
-      'security group',
-    );
+    const sg = find(w, 'aws_vpc_security_group', one(args, 'group-id'));
     const wanted: Array<{
       ip_protocol: string;
       from_port: number | null;
@@ -327,7 +339,7 @@ const HANDLERS: Record<string, Handler> = {
   },
   'ec2 stop-instances': (w, args) =>
     many(args, 'instance-ids').map((id) => {
-      const inst = find(w, 'aws_ec2_instance', id, 'InvalidInstanceID.NotFound', 'instance ID');
+      const inst = find(w, 'aws_ec2_instance', id);
       inst.attributes.instance_state = 'stopped';
       inst.attributes.state_transition_time = w.observedAt.toISOString();
       inst.attributes.public_ip_address = null;
@@ -335,40 +347,23 @@ const HANDLERS: Record<string, Handler> = {
     }),
   'ec2 start-instances': (w, args) =>
     many(args, 'instance-ids').map((id) => {
-      const inst = find(w, 'aws_ec2_instance', id, 'InvalidInstanceID.NotFound', 'instance ID');
+      const inst = find(w, 'aws_ec2_instance', id);
       inst.attributes.instance_state = 'running';
       inst.attributes.state_transition_time = null;
       return updated(inst);
     }),
   'ec2 terminate-instances': (w, args) => {
     const effects: CommandEffect[] = [];
-    for (const id of many(args, 'instance-ids'))
-      removeInstance(
-        w,
-        find(w, 'aws_ec2_instance', id, 'InvalidInstanceID.NotFound', 'instance ID'),
-        effects,
-      );
+    for (const id of many(args, 'instance-ids')) removeInstance(w, find(w, 'aws_ec2_instance', id), effects);
     return effects;
   },
   'ec2 delete-snapshot': (w, args) => {
-    const snap = find(
-      w,
-      'aws_ebs_snapshot',
-      one(args, 'snapshot-id'),
-      'InvalidSnapshot.NotFound',
-      'snapshot',
-    );
+    const snap = find(w, 'aws_ebs_snapshot', one(args, 'snapshot-id'));
     w.remove(snap.arn);
     return [deleted(snap)];
   },
   'ec2 modify-instance-metadata-options': (w, args) => {
-    const inst = find(
-      w,
-      'aws_ec2_instance',
-      one(args, 'instance-id'),
-      'InvalidInstanceID.NotFound',
-      'instance ID',
-    );
+    const inst = find(w, 'aws_ec2_instance', one(args, 'instance-id'));
     const tokens = optional(args, 'http-tokens');
     if (tokens !== undefined && tokens !== 'required' && tokens !== 'optional')
       throw new DemoCommandError('InvalidParameterValue', '--http-tokens must be required or optional');
@@ -381,13 +376,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(inst)];
   },
   'ec2 modify-instance-attribute': (w, args) => {
-    const inst = find(
-      w,
-      'aws_ec2_instance',
-      one(args, 'instance-id'),
-      'InvalidInstanceID.NotFound',
-      'instance ID',
-    );
+    const inst = find(w, 'aws_ec2_instance', one(args, 'instance-id'));
     const raw = one(args, 'instance-type');
     const type = raw.includes('=') || raw.startsWith('{') ? structure(raw).Value : raw;
     if (!type || !/^[a-z0-9]+\.[a-z0-9]+$/.test(type))
@@ -402,13 +391,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(inst)];
   },
   'ec2 delete-nat-gateway': (w, args) => {
-    const nat = find(
-      w,
-      'aws_vpc_nat_gateway',
-      one(args, 'nat-gateway-id'),
-      'NatGatewayNotFound',
-      'NAT gateway',
-    );
+    const nat = find(w, 'aws_vpc_nat_gateway', one(args, 'nat-gateway-id'));
     for (const r of w.resources.values()) {
       if (r.type !== 'aws_vpc_route_table') continue;
       for (const route of r.attributes.routes as Array<Record<string, unknown>>)
@@ -418,14 +401,8 @@ const HANDLERS: Record<string, Handler> = {
     return [deleted(nat)];
   },
   'ec2 create-nat-gateway': (w, args) => {
-    const subnet = find(w, 'aws_vpc_subnet', one(args, 'subnet-id'), 'InvalidSubnetID.NotFound', 'subnet ID');
-    const addr = find(
-      w,
-      'aws_vpc_eip',
-      one(args, 'allocation-id'),
-      'InvalidAllocationID.NotFound',
-      'allocation ID',
-    );
+    const subnet = find(w, 'aws_vpc_subnet', one(args, 'subnet-id'));
+    const addr = find(w, 'aws_vpc_eip', one(args, 'allocation-id'));
     if (addr.attributes.association_id)
       throw new DemoCommandError(
         'Resource.AlreadyAssociated',
@@ -440,7 +417,7 @@ const HANDLERS: Record<string, Handler> = {
     return [created(nat), updated(addr)];
   },
   'ec2 create-route-table': (w, args) => {
-    const vpc = find(w, 'aws_vpc', one(args, 'vpc-id'), 'InvalidVpcID.NotFound', 'vpc ID');
+    const vpc = find(w, 'aws_vpc', one(args, 'vpc-id'));
     const n = [...w.resources.values()].filter(
       (r) => r.type === 'aws_vpc_route_table' && r.attributes.vpc_id === vpc.nativeId,
     ).length;
@@ -466,13 +443,7 @@ const HANDLERS: Record<string, Handler> = {
   'ec2 replace-route': (w, args) => routeChange(w, args, 'replace'),
   'ec2 replace-route-table-association': (w, args) => {
     const associationId = one(args, 'association-id');
-    const target = find(
-      w,
-      'aws_vpc_route_table',
-      one(args, 'route-table-id'),
-      'InvalidRouteTableID.NotFound',
-      'route table ID',
-    );
+    const target = find(w, 'aws_vpc_route_table', one(args, 'route-table-id'));
     const source = [...w.resources.values()].find(
       (r) =>
         r.type === 'aws_vpc_route_table' &&
@@ -535,13 +506,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(lb)];
   },
   'rds modify-db-instance': (w, args) => {
-    const db = find(
-      w,
-      'aws_rds_db_instance',
-      one(args, 'db-instance-identifier'),
-      'DBInstanceNotFound',
-      'DB instance',
-    );
+    const db = find(w, 'aws_rds_db_instance', one(args, 'db-instance-identifier'));
     const a = db.attributes;
     let changed = false;
     const multi = toggle(args, 'multi-az');
@@ -586,13 +551,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(db)];
   },
   'rds delete-db-instance': (w, args) => {
-    const db = find(
-      w,
-      'aws_rds_db_instance',
-      one(args, 'db-instance-identifier'),
-      'DBInstanceNotFound',
-      'DB instance',
-    );
+    const db = find(w, 'aws_rds_db_instance', one(args, 'db-instance-identifier'));
     if (db.attributes.deletion_protection) {
       throw new DemoCommandError(
         'InvalidParameterCombination',
@@ -633,29 +592,17 @@ const HANDLERS: Record<string, Handler> = {
     return effects;
   },
   'rds delete-db-snapshot': (w, args) => {
-    const snap = find(
-      w,
-      'aws_rds_db_snapshot',
-      one(args, 'db-snapshot-identifier'),
-      'DBSnapshotNotFound',
-      'DB snapshot',
-    );
+    const snap = find(w, 'aws_rds_db_snapshot', one(args, 'db-snapshot-identifier'));
     w.remove(snap.arn);
     return [deleted(snap)];
   },
   'rds stop-db-instance': (w, args) => {
-    const db = find(
-      w,
-      'aws_rds_db_instance',
-      one(args, 'db-instance-identifier'),
-      'DBInstanceNotFound',
-      'DB instance',
-    );
+    const db = find(w, 'aws_rds_db_instance', one(args, 'db-instance-identifier'));
     db.attributes.status = 'stopped';
     return [updated(db)];
   },
   's3api put-public-access-block': (w, args) => {
-    const bucket = find(w, 'aws_s3_bucket', one(args, 'bucket'), 'NoSuchBucket', 'bucket');
+    const bucket = find(w, 'aws_s3_bucket', one(args, 'bucket'));
     const c = structure(one(args, 'public-access-block-configuration'));
     const a = bucket.attributes;
     a.block_public_acls = bool(c.BlockPublicAcls, 'BlockPublicAcls');
@@ -665,13 +612,13 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(bucket)];
   },
   's3api delete-bucket-policy': (w, args) => {
-    const bucket = find(w, 'aws_s3_bucket', one(args, 'bucket'), 'NoSuchBucket', 'bucket');
+    const bucket = find(w, 'aws_s3_bucket', one(args, 'bucket'));
     bucket.attributes.policy_std = null;
     bucket.attributes.bucket_policy_is_public = false;
     return [updated(bucket)];
   },
   's3api put-bucket-acl': (w, args) => {
-    const bucket = find(w, 'aws_s3_bucket', one(args, 'bucket'), 'NoSuchBucket', 'bucket');
+    const bucket = find(w, 'aws_s3_bucket', one(args, 'bucket'));
     if (one(args, 'acl') !== 'private')
       throw new DemoCommandError('InvalidArgument', 'This demo applies --acl private only');
     const acl = bucket.attributes.acl as { owner: unknown; grants: Array<{ grantee: { type: string } }> };
@@ -679,13 +626,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(bucket)];
   },
   'logs put-retention-policy': (w, args) => {
-    const group = find(
-      w,
-      'aws_cloudwatch_log_group',
-      one(args, 'log-group-name'),
-      'ResourceNotFoundException',
-      'log group',
-    );
+    const group = find(w, 'aws_cloudwatch_log_group', one(args, 'log-group-name'));
     const days = int(one(args, 'retention-in-days'), 'retention-in-days');
     if (!RETENTION_DAYS.includes(days))
       throw new DemoCommandError(
@@ -696,18 +637,12 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(group)];
   },
   'logs delete-log-group': (w, args) => {
-    const group = find(
-      w,
-      'aws_cloudwatch_log_group',
-      one(args, 'log-group-name'),
-      'ResourceNotFoundException',
-      'log group',
-    );
+    const group = find(w, 'aws_cloudwatch_log_group', one(args, 'log-group-name'));
     w.remove(group.arn);
     return [deleted(group)];
   },
   'iam update-access-key': (w, args) => {
-    const key = find(w, 'aws_iam_access_key', one(args, 'access-key-id'), 'NoSuchEntity', 'access key');
+    const key = find(w, 'aws_iam_access_key', one(args, 'access-key-id'));
     const user = optional(args, 'user-name');
     if (user !== undefined && user !== key.attributes.user_name)
       throw new DemoCommandError(
@@ -721,18 +656,12 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(key)];
   },
   'iam delete-access-key': (w, args) => {
-    const key = find(w, 'aws_iam_access_key', one(args, 'access-key-id'), 'NoSuchEntity', 'access key');
+    const key = find(w, 'aws_iam_access_key', one(args, 'access-key-id'));
     w.remove(key.arn);
     return [deleted(key)];
   },
   'autoscaling update-auto-scaling-group': (w, args) => {
-    const asg = find(
-      w,
-      'aws_ec2_autoscaling_group',
-      one(args, 'auto-scaling-group-name'),
-      'ValidationError',
-      'AutoScalingGroup',
-    );
+    const asg = find(w, 'aws_ec2_autoscaling_group', one(args, 'auto-scaling-group-name'));
     const a = asg.attributes;
     const min = optional(args, 'min-size');
     const max = optional(args, 'max-size');
@@ -753,7 +682,7 @@ const HANDLERS: Record<string, Handler> = {
     if (zones !== undefined) {
       const subnets = zones
         .split(',')
-        .map((id) => find(w, 'aws_vpc_subnet', id.trim(), 'ValidationError', 'subnet'));
+        .map((id) => find(w, 'aws_vpc_subnet', id.trim(), ['ValidationError', 'subnet']));
       a.vpc_zone_identifier = subnets.map((s) => s.nativeId).join(',');
       a.availability_zones = [...new Set(subnets.map((s) => String(s.attributes.availability_zone)))];
     }
@@ -792,13 +721,7 @@ const HANDLERS: Record<string, Handler> = {
     return effects;
   },
   'elasticache increase-replica-count': (w, args) => {
-    const group = find(
-      w,
-      'aws_elasticache_replication_group',
-      one(args, 'replication-group-id'),
-      'ReplicationGroupNotFoundFault',
-      'replication group',
-    );
+    const group = find(w, 'aws_elasticache_replication_group', one(args, 'replication-group-id'));
     const count = int(one(args, 'new-replica-count'), 'new-replica-count');
     const members = group.attributes.member_clusters as string[];
     const id = group.nativeId;
@@ -806,13 +729,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(group)];
   },
   'elasticache modify-replication-group': (w, args) => {
-    const group = find(
-      w,
-      'aws_elasticache_replication_group',
-      one(args, 'replication-group-id'),
-      'ReplicationGroupNotFoundFault',
-      'replication group',
-    );
+    const group = find(w, 'aws_elasticache_replication_group', one(args, 'replication-group-id'));
     const failover = toggle(args, 'automatic-failover-enabled');
     const multi = toggle(args, 'multi-az-enabled');
     if (failover === undefined && multi === undefined)
@@ -828,7 +745,7 @@ const HANDLERS: Record<string, Handler> = {
     return [updated(group)];
   },
   'dynamodb update-continuous-backups': (w, args) => {
-    const table = find(w, 'aws_dynamodb_table', one(args, 'table-name'), 'TableNotFoundException', 'table');
+    const table = find(w, 'aws_dynamodb_table', one(args, 'table-name'));
     const spec = structure(one(args, 'point-in-time-recovery-specification'));
     const enabled = bool(spec.PointInTimeRecoveryEnabled, 'PointInTimeRecoveryEnabled');
     table.attributes.point_in_time_recovery_description = {
@@ -882,7 +799,7 @@ const HANDLERS: Record<string, Handler> = {
     return [created(alarm)];
   },
   'cloudtrail update-trail': (w, args) => {
-    const trail = find(w, 'aws_cloudtrail_trail', one(args, 'name'), 'TrailNotFoundException', 'trail');
+    const trail = find(w, 'aws_cloudtrail_trail', one(args, 'name'));
     const multi = toggle(args, 'is-multi-region-trail');
     if (multi === undefined)
       throw new DemoCommandError('InvalidParameterCombination', 'No modifications were requested');
@@ -892,13 +809,7 @@ const HANDLERS: Record<string, Handler> = {
 };
 
 function routeChange(w: WorldBuilder, args: Args, mode: 'create' | 'replace'): CommandEffect[] {
-  const rt = find(
-    w,
-    'aws_vpc_route_table',
-    one(args, 'route-table-id'),
-    'InvalidRouteTableID.NotFound',
-    'route table ID',
-  );
+  const rt = find(w, 'aws_vpc_route_table', one(args, 'route-table-id'));
   const destination = one(args, 'destination-cidr-block');
   const nat = optional(args, 'nat-gateway-id');
   const gateway = optional(args, 'gateway-id');
@@ -908,8 +819,8 @@ function routeChange(w: WorldBuilder, args: Args, mode: 'create' | 'replace'): C
       'Give exactly one of --nat-gateway-id and --gateway-id',
     );
   const target = nat
-    ? find(w, 'aws_vpc_nat_gateway', nat, 'InvalidNatGatewayID.NotFound', 'NAT gateway')
-    : find(w, 'aws_vpc_internet_gateway', gateway!, 'InvalidInternetGatewayID.NotFound', 'internet gateway');
+    ? find(w, 'aws_vpc_nat_gateway', nat, ['InvalidNatGatewayID.NotFound', 'NAT gateway'])
+    : find(w, 'aws_vpc_internet_gateway', gateway!);
   const routes = rt.attributes.routes as Array<Record<string, unknown>>;
   const index = routes.findIndex((r) => r.destination_cidr_block === destination);
   if (mode === 'create' && index >= 0)
