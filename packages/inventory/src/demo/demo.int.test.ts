@@ -9,7 +9,7 @@ import {
 } from '@opsi/test-support';
 import { PriceBook } from '../pricing';
 import { syncInventory } from '../sync';
-import { collectWorld, createDemoConnector, tryCommand } from './index';
+import { collectWorld, createDemoConnector, tryCommand, type DemoCommandError } from './index';
 
 let t: TestContext;
 let a: TestMember;
@@ -383,6 +383,37 @@ describe('demo exec', () => {
     expect(() => tryCommand(spec, `aws ec2 delete-volume --volume-id ${data.nativeId}`)).toThrow(
       /is currently attached/,
     );
+  });
+
+  it("answers a command naming a missing resource with AWS's error code for it", () => {
+    const world = collectWorld(spec, book).resources;
+    const routeTable = world.find((r) => r.type === 'aws_vpc_route_table')!.nativeId;
+    const group = world.find((r) => r.type === 'aws_ec2_autoscaling_group')!.name!;
+    const codeOf = (command: string) => {
+      try {
+        tryCommand(spec, command);
+      } catch (e) {
+        return (e as DemoCommandError).code;
+      }
+      return 'no error';
+    };
+    expect(
+      [
+        'aws ec2 stop-instances --instance-ids i-0000000000000dead',
+        'aws ec2 delete-nat-gateway --nat-gateway-id nat-0000000000000dead',
+        `aws ec2 create-route --route-table-id ${routeTable} --destination-cidr-block 10.99.0.0/16 --nat-gateway-id nat-0000000000000dead`,
+        `aws autoscaling update-auto-scaling-group --auto-scaling-group-name ${group} --vpc-zone-identifier subnet-0000000000000dead`,
+        'aws rds stop-db-instance --db-instance-identifier no-such-db',
+        'aws s3api delete-bucket-policy --bucket no-such-bucket',
+      ].map(codeOf),
+    ).toEqual([
+      'InvalidInstanceID.NotFound',
+      'NatGatewayNotFound',
+      'InvalidNatGatewayID.NotFound',
+      'ValidationError',
+      'DBInstanceNotFound',
+      'NoSuchBucket',
+    ]);
   });
 
   it('applies what the real command would change, and only that', () => {
