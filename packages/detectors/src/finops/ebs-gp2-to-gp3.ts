@@ -11,7 +11,9 @@ import { groupBy, label, num, plural, priceSql, priorityFor, severityFor, text, 
  *
  * Clustered by launch template: the volume of an instance launched from a template
  * (attachments[0].instance_id → the instance's launch_template) is one finding per template, since
- * fixing the template is what stops new gp2 volumes; other volumes are one finding each.
+ * fixing the template is what stops new gp2 volumes; other volumes are one finding each. The template's
+ * volume types come from its default version (`default_version`, from the demo and from AWS's
+ * DescribeLaunchTemplateVersions) or, from Terraform state, from the template's own configuration.
  */
 export const ebsGp2ToGp3: Detector = {
   id: 'finops.ebs_gp2_to_gp3',
@@ -27,7 +29,8 @@ export const ebsGp2ToGp3: Detector = {
            coalesce(lt.name, t.attributes->>'launch_template_name') as launch_template_name,
            t.arn as launch_template_arn,
            (select string_agg(distinct m->'ebs'->>'volume_type', ', ')
-              from jsonb_array_elements(coalesce(t.attributes->'default_version'->'block_device_mappings', '[]'::jsonb)) m)
+              from jsonb_array_elements(coalesce(t.attributes->'default_version'->'block_device_mappings',
+                                                 t.attributes->'block_device_mappings', '[]'::jsonb)) m)
              as template_volume_types,
            pr.gp2, pr.gp3, pr.gp3_iops,
            least(3 * (v.attributes->>'size')::int, 16000) as gp2_baseline_iops,

@@ -443,10 +443,22 @@ describe('the branches the seeded demo does not reach', () => {
     await setAttributes(cron.arn, { ...(cron.attributes as object), instance_state: 'stopped' });
     const worker = await byName('aws_ec2_instance', 'reporting-worker-01');
     await setAttributes(worker.arn, { ...(worker.attributes as object), instance_type: 'm5.large' });
+    // The batch template as Terraform state describes it: its configuration at the top level, no
+    // default_version.
+    const template = await byName('aws_ec2_launch_template', 'lt-batch');
+    const { default_version: version, ...flat } = template.attributes as {
+      default_version: { block_device_mappings: unknown[] };
+    };
+    await setAttributes(template.arn, { ...flat, block_device_mappings: version.block_device_mappings });
 
     const run = await runDetectors(t.db, tenant, FINOPS_DETECTORS);
     expect(run.failedQueries).toBe(0);
     const findings = await findingsOf(tenant);
+    const batch = findings.filter(
+      (f) => f.check_id === 'finops.ebs_gp2_to_gp3' && f.title.includes('lt-batch'),
+    );
+    expect(batch).toHaveLength(1);
+    expect(batch[0]!.narrative).toContain('whose block device mapping asks for gp2');
     const one = (id: string, name: string) => {
       const found = findings.filter((f) => f.check_id === `finops.${id}` && names(f).includes(name));
       expect(found, `${id} ${name}`).toHaveLength(1);

@@ -307,6 +307,17 @@ describe('AWS connector', () => {
       ebs_optimized: true,
       launch_template: { launch_template_id: 'lt-0d1e2f3a4b5c60001', version: '3' },
     });
+    // The template's default version, as instances launched from it get it (DescribeLaunchTemplateVersions).
+    expect(get(ec2('us-east-1', 'launch-template', 'lt-0d1e2f3a4b5c60001')).attributes).toMatchObject({
+      default_version_number: 3,
+      default_version: {
+        instance_type: 'm5.large',
+        block_device_mappings: [
+          { device_name: '/dev/xvda', ebs: { volume_type: 'gp2', volume_size: 30, encrypted: true } },
+        ],
+        metadata_options: { http_tokens: 'required' },
+      },
+    });
     expect(get(I.bastion).attributes).toMatchObject({
       public_ip_address: '54.210.33.17',
       metadata_options: { http_tokens: 'optional' },

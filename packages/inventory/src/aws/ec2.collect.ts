@@ -2,10 +2,12 @@ import {
   EC2Client,
   GetEbsEncryptionByDefaultCommand,
   paginateDescribeInstances,
+  paginateDescribeLaunchTemplateVersions,
   paginateDescribeLaunchTemplates,
   paginateDescribeSnapshots,
   paginateDescribeVolumes,
   type Instance,
+  type ResponseLaunchTemplateData,
   type Snapshot,
   type Volume,
 } from '@aws-sdk/client-ec2';
@@ -221,6 +223,17 @@ function addSnapshot(ctx: CollectContext, s: Snapshot, isPublic: boolean) {
 
 async function collectLaunchTemplates(ctx: CollectContext, client: EC2Client) {
   const { out, region } = ctx;
+  // What instances launched from each template get: its default version's data, for every template of
+  // the region in one paginated call ("$Default" without a template id means all of them).
+  const defaults = new Map<string, ResponseLaunchTemplateData>();
+  for await (const page of paginateDescribeLaunchTemplateVersions(
+    { client, pageSize: 200 },
+    { Versions: ['$Default'] },
+    ctx.send,
+  )) {
+    for (const v of page.LaunchTemplateVersions ?? [])
+      if (v.LaunchTemplateId && v.LaunchTemplateData) defaults.set(v.LaunchTemplateId, v.LaunchTemplateData);
+  }
   for await (const page of paginateDescribeLaunchTemplates({ client, pageSize: 200 }, {}, ctx.send)) {
     for (const t of page.LaunchTemplates ?? []) {
       if (!t.LaunchTemplateId) continue;
@@ -238,6 +251,8 @@ async function collectLaunchTemplates(ctx: CollectContext, client: EC2Client) {
           latest_version_number: orNull(t.LatestVersionNumber),
           create_time: iso(t.CreateTime),
           created_by: orNull(t.CreatedBy),
+          // instance_type, block_device_mappings [{device_name, ebs {volume_type, …}}], metadata_options, …
+          default_version: snake(defaults.get(t.LaunchTemplateId)),
         },
       });
     }
