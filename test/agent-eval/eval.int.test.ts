@@ -414,6 +414,30 @@ describe('tenant isolation of the agent tools', () => {
     }
   });
 
+  it("list_findings pages through all of A's findings with offset, and none of B's", async () => {
+    const tool = buildAgentTools(t.db, a.tenant.id).find((x) => x.name === 'list_findings')!;
+    const page = async (offset: number) =>
+      (await tool.execute(tool.input.parse({ limit: 50, offset }), new AbortController().signal)) as {
+        total: number;
+        offset: number;
+        findings: Array<{ id: string }>;
+      };
+    const first = await page(0);
+    const active = await t.db
+      .selectFrom('findings')
+      .select('id')
+      .where('tenant_id', '=', a.tenant.id)
+      .where('status', 'in', ['open', 'acknowledged', 'in_progress'])
+      .execute();
+    expect(first.total).toBe(active.length);
+    expect(first.total).toBeGreaterThan(50); // the demo has 52 open findings: more than one page
+    const second = await page(50);
+    expect(second).toMatchObject({ total: first.total, offset: 50 });
+    const ids = [...first.findings, ...second.findings].map((f) => f.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(new Set(ids)).toEqual(new Set(active.map((f) => f.id)));
+  });
+
   it('no tool input of A reads B, inventory_sql included', async () => {
     const ids = [...(await idsOfB()), 'tuned by hand', await learningId(b.tenant.id, 'zebra')];
     const tools = new Map(buildAgentTools(t.db, a.tenant.id).map((x) => [x.name, x]));

@@ -79,6 +79,12 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
         account_id: z.string().optional(),
         sort_by: z.enum(['severity', 'savings', 'date']).default('severity'),
         limit: z.number().int().min(1).max(50).default(15),
+        offset: z
+          .number()
+          .int()
+          .min(0)
+          .default(0)
+          .describe('Skip this many: for the next page when total is more than limit'),
       }),
       async execute(i) {
         const rows = await listFindings(db, tenantId, {
@@ -108,7 +114,8 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
         }
         return {
           total: active.length,
-          findings: active.slice(0, i.limit).map((r) => ({
+          offset: i.offset,
+          findings: active.slice(i.offset, i.offset + i.limit).map((r) => ({
             id: r.id,
             title: r.title,
             severity: r.severity,
