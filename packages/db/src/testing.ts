@@ -6,6 +6,8 @@ import { migrateToLatest } from './migrate';
 import { migrations } from './migrations/index';
 
 const TEST_DB_PREFIX = 'opsi_t_';
+/** Templates of other migration sets kept on the server, for concurrent runs of other checkouts. */
+const KEPT_TEMPLATES = 8;
 
 /** The Postgres server tests use: DATABASE_URL, or this machine's local Postgres. */
 export function testServerUrl(): string {
@@ -47,16 +49,22 @@ function createdAt(datname: string): number {
 export async function prepareTemplateDatabase(): Promise<string> {
   const template = templateDatabaseName();
   await withAdmin(async (admin) => {
+    // Newest first (oids grow with creation), so the templates kept are the most recent ones.
     const candidates = await admin.query<{ datname: string; connections: number }>(
       `select d.datname, (select count(*)::int from pg_stat_activity a where a.datname = d.datname) as connections
-         from pg_database d where d.datname like $1 or (d.datname like 'opsi_tpl_%' and d.datname <> $2)`,
+         from pg_database d where d.datname like $1 or (d.datname like 'opsi_tpl_%' and d.datname <> $2)
+        order by d.oid desc`,
       [`${TEST_DB_PREFIX}%`, template],
     );
     const now = Date.now() / 1000;
+    let otherTemplates = 0;
     for (const { datname, connections } of candidates.rows) {
       if (datname.startsWith('opsi_tpl_')) {
-        // Another run's template (or its build in progress): only when nobody uses it.
-        if (connections === 0 && !datname.includes('_build_')) {
+        // Another run's template (or its build in progress). Checkouts with other migrations (branches,
+        // worktrees) may be testing against this server right now and clone theirs at any moment, so
+        // the newest few stay; older ones go when nobody uses them.
+        if (datname.includes('_build_') || ++otherTemplates <= KEPT_TEMPLATES) continue;
+        if (connections === 0) {
           await admin.query(`drop database if exists "${datname}"`).catch(() => undefined);
         }
         continue;
