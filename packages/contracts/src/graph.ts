@@ -33,6 +33,7 @@ export const GraphSummary = z
     structural_edges: z.number().int(),
     dependency_edges: z.number().int(),
     inferred_edges: z.number().int(),
+    derived_edges: z.number().int(),
     by_type: z.record(z.string(), z.number().int()),
     health: z.object({
       healthy: z.number().int(),

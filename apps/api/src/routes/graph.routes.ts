@@ -36,7 +36,7 @@ export const getGraphSummary = defineRoute({
   auth: 'read',
   summary: 'Node and edge counts, nodes by type, the health roll-up, and when the last scan finished',
   description:
-    'edges counts every edge of the graph: the inventory’s typed edges and the inferred dependencies; dependency_edges those read as a dependency, inferred_edges those inferred from attributes. A tenant without an environment gets zeros and last_scan_at null.',
+    'edges counts every edge of the graph: the inventory’s typed edges and the inferred dependencies; dependency_edges those read as a dependency (the rest are structural), inferred_edges the inferred ones (source inferred:…), derived_edges those the graph inferred from attributes itself. A tenant without an environment gets zeros and last_scan_at null.',
   tags: ['graph'],
   responses: { 200: GraphSummary },
   handler: ({ deps, auth }) => graphSummary(deps.db, auth.tenant.id),

@@ -49,12 +49,14 @@ export async function graphSummary(db: Db, tenantId: string) {
   const health = { healthy: 0, degraded: 0, at_risk: 0, critical: 0 };
   for (const l of level) health[HEALTH[l]!]++;
   const inferred = g.edges.filter((e) => e.inferred).length;
+  const derived = g.edges.filter((e) => e.derived).length;
   return {
     nodes: g.nodes.length,
     edges: g.edges.length,
     structural_edges: g.edges.length - g.arcCount,
     dependency_edges: g.arcCount,
     inferred_edges: inferred,
+    derived_edges: derived,
     by_type: Object.fromEntries(Object.entries(by_type).sort(([a], [b]) => a.localeCompare(b))),
     health,
     last_scan_at: scan?.finished_at ? scan.finished_at.toISOString() : null,

@@ -1,7 +1,7 @@
 export * from './dependency';
 export * from './model';
 export { inferEdges } from './infer';
-export { buildGraphFromDb, latestSnapshot, loadGraph, setGraphCacheSize } from './load';
+export { buildGraphFromDb, factsOf, latestSnapshot, loadGraph, setGraphCacheSize } from './load';
 export * from './analysis';
 export { computeHealth, HEALTH, type Health, type HealthMap } from './health';
 export * from './risks';

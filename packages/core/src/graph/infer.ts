@@ -64,7 +64,16 @@ export function inferEdges(nodes: GraphNodeData[], stored: GraphEdge[]): GraphEd
     const key = `${d.dependent}|${d.dependency}`;
     if (known.has(key)) return;
     known.add(key);
-    out.push({ from, to, kind, source: `inferred:${how}`, confidence, inferred: true, evidence });
+    out.push({
+      from,
+      to,
+      kind,
+      source: `inferred:${how}`,
+      confidence,
+      inferred: true,
+      derived: true,
+      evidence,
+    });
   };
   const native = (n: GraphNodeData, id: unknown) =>
     str(id) ? byNative.get(`${n.account_id}|${String(id)}`) : undefined;

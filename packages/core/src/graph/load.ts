@@ -39,6 +39,13 @@ const FACTS: Record<string, string[]> = {
   aws_elasticache_replication_group: ['automatic_failover', 'multi_az'],
 };
 
+/** The facts the graph keeps of a resource's attributes (the same projection the SQL below makes). */
+export function factsOf(type: string, attributes: Record<string, unknown>): Record<string, unknown> | null {
+  const keys = FACTS[type];
+  if (!keys) return null;
+  return Object.fromEntries(keys.map((k) => [k, attributes[k] ?? null]));
+}
+
 const factsSql = sql.raw(
   `case type ${Object.entries(FACTS)
     .map(
@@ -98,6 +105,7 @@ export async function buildGraphFromDb(db: Db, tenantId: string, snapshotId: str
       source: e.source,
       confidence: Number(e.confidence),
       inferred: e.source.startsWith('inferred:'),
+      derived: false,
       evidence: null,
     });
   }

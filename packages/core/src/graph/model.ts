@@ -36,8 +36,10 @@ export interface GraphEdge {
   /** 'config', 'terraform' or 'inferred:<how>'. */
   source: string;
   confidence: number;
-  /** Stored edges come from the inventory; inferred ones are derived when the graph is built. */
+  /** An inference (source 'inferred:…'), whether the connector stored it or the graph derived it. */
   inferred: boolean;
+  /** Derived from attributes when the graph was built (not stored in the inventory). */
+  derived: boolean;
   /** For an inferred edge: the attribute that gave it away. */
   evidence: string | null;
 }
