@@ -8,6 +8,7 @@ import {
   getScan,
   getTenantBySlug,
   requestScan,
+  runResilience,
   runScan,
   type ConnectInput,
   createTenant,
@@ -221,6 +222,9 @@ async function scanAndWait(db: DatabaseHandle['db'], tenant: string, wait: boole
     };
     if (!producer) {
       const done = await runScan(db, scan.id, { onProgress: show });
+      // What the pulse.resilience job does after a queued scan, here too: the graph's scenarios and risks.
+      show('resilience', done.counts as Record<string, number>);
+      await runResilience(db, tenant, { scanId: done.id });
       if (!json && process.stderr.isTTY) process.stderr.write('\n');
       return done;
     }
