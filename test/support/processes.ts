@@ -54,15 +54,18 @@ export interface ServiceProcess {
 /**
  * Starts an app entry point (default: apps/standalone, what `npm start` runs) as a real process and
  * waits until GET /readyz answers 200, or `readyUrl` when given (a worker serves only /healthz, on
- * WORKER_METRICS_PORT). The entry runs as `node --import tsx <entry>`, not under the tsx CLI: the CLI
- * is a parent process that relays SIGTERM but not SIGKILL, so killing it would orphan the service.
+ * WORKER_METRICS_PORT). A TypeScript entry runs as `node --import tsx <entry>`, not under the tsx CLI:
+ * the CLI is a parent process that relays SIGTERM but not SIGKILL, so killing it would orphan the
+ * service. A JavaScript entry (a compiled `dist/main.js`, see scripts/build.mjs) runs as plain node.
  */
 export async function startService(
   env: Record<string, string | undefined>,
   opts: { entry?: string; readyTimeoutMs?: number; readyUrl?: string } = {},
 ): Promise<ServiceProcess> {
   const port = Number(env.PORT ?? (await freePort()));
-  const child = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'apps/standalone/src/main.ts'], {
+  const entry = opts.entry ?? 'apps/standalone/src/main.ts';
+  const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : ['--enable-source-maps', entry];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     // OPSI_TEST_SERVICE: the test teardown kills any left orphaned (vitest.global-setup.ts).
     env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port), OPSI_TEST_SERVICE: '1' }),
