@@ -255,6 +255,16 @@ describe(
         .where('tenant_id', '=', demoTenantId)
         .executeTakeFirstOrThrow();
       expect(Number(findings.n)).toBe(body.scan.counts.findings);
+      // Every finops finding's resources carry the quantity their monthly cost is billed on.
+      const unmeasured = await database.db
+        .selectFrom('finding_resources as r')
+        .innerJoin('findings as f', 'f.id', 'r.finding_id')
+        .select(['f.check_id', 'r.type', 'r.arn'])
+        .where('f.tenant_id', '=', demoTenantId)
+        .where('f.domain', '=', 'finops')
+        .where((eb) => eb.or([eb('r.measured_size', 'is', null), eb('r.size_unit', 'is', null)]))
+        .execute();
+      expect(unmeasured).toEqual([]);
       expect(await scansOf(database.db, demoTenantId)).toEqual([{ id: queuedScanId, status: 'completed' }]);
     });
 
