@@ -266,12 +266,14 @@ async function requestAndWatchScan(
         if (current.status === 'failed') throw new AppError(500, `scan failed: ${current.error}`);
         return { scan: current };
       }
+      // Queued, or running on a worker that died (a live worker takes it over): either way only a
+      // worker moves it on, so with none for a while, say so rather than wait forever.
       if (served) lastServed = Date.now();
-      else if (current.status === 'queued' && Date.now() - lastServed > NO_WORKER_GRACE_MS) {
+      else if (Date.now() - lastServed > NO_WORKER_GRACE_MS) {
         endLine();
         throw new AppError(
           503,
-          `scan ${scan.id} is queued, but no worker serves the pulse queue: start one (npm run start:worker), then follow the scan with: ${followCommand(slug)}`,
+          `scan ${scan.id} is ${current.status}, but no worker serves the pulse queue: start one (npm run start:worker), then follow the scan with: ${followCommand(slug)}`,
         );
       }
       await new Promise((r) => setTimeout(r, 500));
