@@ -16,6 +16,34 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, where: s
   throw new BadRequest(describeZodError(result.error, where));
 }
 
+const MAX_DEPTH = 32;
+
+/**
+ * Refuses, before any schema or handler sees it, a string input Postgres cannot store: a NUL character
+ * (U+0000) anywhere in a path parameter, query parameter or body value or key. Also bounds how deeply a
+ * body nests (no schema here takes more than a few levels). Walks without recursion: a hostile body
+ * nests thousands deep.
+ */
+function assertStorableInput(value: unknown, where: string) {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: where, depth: 0 }];
+  while (stack.length) {
+    const { value: v, path, depth } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) throw new BadRequest(`${path}: must not contain a NUL character (U+0000).`);
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_DEPTH) throw new BadRequest(`${path}: nests deeper than ${MAX_DEPTH} levels.`);
+    for (const [key, child] of Object.entries(v)) {
+      const childPath = `${path}.${key}`;
+      if (key.includes('\u0000')) {
+        throw new BadRequest(`${path}: a field name contains a NUL character (U+0000).`);
+      }
+      stack.push({ value: child, path: childPath, depth: depth + 1 });
+    }
+  }
+}
+
 function hasBody(ctx: Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
 }
@@ -73,6 +101,9 @@ export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
         throw e;
       }
       const rawBody = await readBody(ctx, route, deps.config.BODY_LIMIT_BYTES);
+      assertStorableInput(ctx.params, 'path');
+      assertStorableInput(ctx.query, 'query');
+      assertStorableInput(rawBody, 'body');
       if (auth) assertOwnTenant(ctx, auth, rawBody);
       const params = parsePart(route.params, ctx.params, 'path', 404);
       const query = parsePart(route.query, ctx.query, 'query', 400);
