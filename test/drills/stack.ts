@@ -102,6 +102,8 @@ export interface FollowedRun {
   /** Every event received, over every connection, in order. */
   seqs: number[];
   kinds: string[];
+  /** The events' data, in the same order. */
+  data: Array<Record<string, unknown>>;
   /** Statuses of every request made (the first stream, then each re-attach). */
   statuses: number[];
   connections: number;
@@ -122,7 +124,7 @@ export async function followRun(
   opts: { boundMs?: number; onFirstEvent?: () => void } = {},
 ) {
   const boundMs = opts.boundMs ?? 90_000;
-  const out: FollowedRun = { seqs: [], kinds: [], statuses: [], connections: 0, terminals: 0 };
+  const out: FollowedRun = { seqs: [], kinds: [], data: [], statuses: [], connections: 0, terminals: 0 };
   const deadline = Date.now() + boundMs;
   let url = `${base}/api/v1/stream?${new URLSearchParams({ prompt })}`;
   while (Date.now() < deadline) {
@@ -153,6 +155,7 @@ export async function followRun(
         if (out.seqs.length === 0) opts.onFirstEvent?.();
         out.seqs.push(Number(message.id));
         out.kinds.push(message.event ?? 'message');
+        out.data.push(JSON.parse(message.data) as Record<string, unknown>);
         if (message.event === 'run.completed' || message.event === 'run.failed') out.terminals++;
       },
     });
@@ -172,6 +175,21 @@ export async function followRun(
     await new Promise((r) => setTimeout(r, 200));
   }
   return out;
+}
+
+/**
+ * Whether a client could tell it missed events: the reply it assembled from deltas (after the last
+ * run.resumed, where a client discards its partial text) is the run's reply, or the numbering has a
+ * gap. Events renumbered from a floor that went back are filtered as duplicates, and lost silently.
+ */
+export function lossIsVisible(run: FollowedRun): boolean {
+  const end = run.kinds.lastIndexOf('run.completed');
+  if (end < 0) return true; // a failed run has no reply to compare
+  const dense = run.seqs.every((s, i) => i === 0 || s === run.seqs[i - 1]! + 1);
+  const from = run.kinds.lastIndexOf('run.resumed') + 1;
+  let text = '';
+  for (let i = from; i < end; i++) if (run.kinds[i] === 'message.delta') text += String(run.data[i]!.text);
+  return text === String(run.data[end]!.reply) || !dense;
 }
 
 /** A `script:` prompt for the scripted engine. */
