@@ -111,6 +111,26 @@ describe('a NUL character (U+0000) in any string input', () => {
     expect(await counts()).toEqual(before);
   });
 
+  it('bytes that are not UTF-8, and lone surrogates, → 400, nothing written', async () => {
+    const before = await counts();
+    const raw = Buffer.concat([Buffer.from('{"name": "a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
+    const bytes = await fetch(`${api.url}/api/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: raw,
+    });
+    expect(bytes.status).toBe(400);
+    expect(((await bytes.json()) as { detail: string }).detail).toMatch(/UTF-8/);
+    const surrogate = await call(api.url, 'POST', '/api/v1/sessions', {
+      token,
+      headers: { 'content-type': 'application/json' },
+      rawBody: '{"name": "a\\ud800b"}',
+    });
+    expect(surrogate.status).toBe(400);
+    expect(surrogate.body.detail).toMatch(/body\.name.*Unicode/);
+    expect(await counts()).toEqual(before);
+  });
+
   it('a body nested thousands deep → 400, not a crash', async () => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);
     const res = await call(api.url, 'POST', '/api/v1/sessions', {

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { Transform } from 'node:stream';
 import coBody from 'co-body';
 import type { Context } from 'koa';
 import type { z } from 'zod';
@@ -17,6 +18,8 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, where: s
 }
 
 const MAX_DEPTH = 32;
+/** A UTF-16 surrogate without its pair: not a character, and stored as U+FFFD if let through. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Refuses, before any schema or handler sees it, a string input Postgres cannot store: a NUL character
@@ -30,14 +33,17 @@ function assertStorableInput(value: unknown, where: string) {
     const { value: v, path, depth } = stack.pop()!;
     if (typeof v === 'string') {
       if (v.includes('\u0000')) throw new BadRequest(`${path}: must not contain a NUL character (U+0000).`);
+      if (LONE_SURROGATE.test(v)) throw new BadRequest(`${path}: is not valid Unicode (a lone surrogate).`);
       continue;
     }
     if (v === null || typeof v !== 'object') continue;
     if (depth >= MAX_DEPTH) throw new BadRequest(`${path}: nests deeper than ${MAX_DEPTH} levels.`);
     for (const [key, child] of Object.entries(v)) {
       const childPath = `${path}.${key}`;
-      if (key.includes('\u0000')) {
-        throw new BadRequest(`${path}: a field name contains a NUL character (U+0000).`);
+      if (key.includes('\u0000') || LONE_SURROGATE.test(key)) {
+        throw new BadRequest(
+          `${path}: a field name contains a NUL character (U+0000) or is not valid Unicode.`,
+        );
       }
       stack.push({ value: child, path: childPath, depth: depth + 1 });
     }
@@ -48,6 +54,39 @@ function hasBody(ctx: Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
 }
 
+/**
+ * The request body as a stream that fails with 400 on bytes that are not UTF-8 (decoding would turn
+ * them silently into U+FFFD). A compressed body is left to the parser, which inflates it.
+ */
+function utf8Checked(ctx: Context): Context['req'] {
+  const encoding = ctx.get('content-encoding');
+  if (encoding && encoding !== 'identity') return ctx.req;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const check = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      try {
+        decoder.decode(chunk, { stream: true });
+      } catch {
+        return callback(new BadRequest('The request body is not valid UTF-8.'));
+      }
+      callback(null, chunk);
+    },
+    flush(callback) {
+      try {
+        decoder.decode();
+      } catch {
+        return callback(new BadRequest('The request body is not valid UTF-8.'));
+      }
+      callback();
+    },
+  });
+  ctx.req.on('error', (e) => check.destroy(e));
+  const stream = ctx.req.pipe(check) as unknown as Context['req'];
+  // co-body reads the length and encoding from the headers of what it is given.
+  Object.assign(stream, { headers: ctx.req.headers });
+  return stream;
+}
+
 async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<unknown> {
   // An authenticated route without a body schema still has a JSON body read, so that a tenant_id in
   // it meets the cross-tenant check (403); its handler never sees that body.
@@ -56,13 +95,14 @@ async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<
   const types = route.body ? (route.bodyTypes ?? ['json']) : ['json'];
   try {
     if (types.includes('json') && ctx.is('application/json', '+json')) {
-      return await coBody.json(ctx.req, { limit, strict: true });
+      return await coBody.json(utf8Checked(ctx), { limit, strict: true });
     }
     if (types.includes('form') && ctx.is('application/x-www-form-urlencoded')) {
-      return await coBody.form(ctx.req, { limit });
+      return await coBody.form(utf8Checked(ctx), { limit });
     }
   } catch (e) {
     // co-body marks unparsable JSON only with status 400 (no type): name it for the caller.
+    if (e instanceof AppError) throw e;
     const error = e as Error & { status?: number; type?: string };
     if (error.status === 400 && !error.type) {
       throw new BadRequest(
