@@ -232,7 +232,6 @@ describe('hostile input on every operation of the OpenAPI document', () => {
       const controller = new AbortController();
       let status: number;
       let text = '';
-      let type = '';
       try {
         const res = await fetch(`${api.url}${c.path}`, {
           method: c.method,
@@ -241,7 +240,7 @@ describe('hostile input on every operation of the OpenAPI document', () => {
           signal: AbortSignal.any([controller.signal, AbortSignal.timeout(30_000)]),
         });
         status = res.status;
-        type = res.headers.get('content-type') ?? '';
+        const type = res.headers.get('content-type') ?? '';
         // An event stream that opened is a valid request: its status is all this needs.
         if (type.startsWith('text/event-stream')) controller.abort();
         else text = await res.text();
