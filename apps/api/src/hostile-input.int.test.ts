@@ -236,7 +236,9 @@ describe('hostile input on every operation of the OpenAPI document', () => {
         const res = await fetch(`${api.url}${c.path}`, {
           method: c.method,
           headers: { ...authFor(c), ...c.headers },
-          ...(c.body !== undefined ? { body: c.body } : {}),
+          ...(c.body !== undefined
+            ? { body: typeof c.body === 'string' ? c.body : new Uint8Array(c.body) }
+            : {}),
           signal: AbortSignal.any([controller.signal, AbortSignal.timeout(30_000)]),
         });
         status = res.status;
