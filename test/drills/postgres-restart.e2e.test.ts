@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drillsUnavailable, until } from '../support/drills';
 import { followRun, isAlive, script, startStack, type FollowedRun, type Stack } from './stack';
 
-// Drill: Postgres goes away and comes back while the API, the worker and the scheduler are busy.
+// Drill: Postgres goes away and comes back while the API, the worker and the scheduler are busy (and
+// `npm start`'s single process beside them).
 // Expected: no process exits; requests during the outage answer 503 {detail} (never another 5xx);
 // /readyz names the database; service resumes without restarting anything; every run stream ends
 // with exactly one terminal event and its numbering never goes back.
@@ -11,7 +12,7 @@ const skip = drillsUnavailable();
 let stack: Stack;
 
 beforeAll(async () => {
-  if (!skip) stack = await startStack();
+  if (!skip) stack = await startStack({ standalone: true });
 });
 afterAll(async () => {
   await stack?.close();
@@ -96,6 +97,10 @@ describe.skipIf(skip)('drill: Postgres restart under load', () => {
     const me = await fetch(`${base}/api/v1/me`, { headers: { authorization: `Bearer ${stack.token}` } });
     expect(me.status).toBe(503);
     expect(((await me.json()) as { detail: string }).detail).toMatch(/database/i);
+    const one = await fetch(`${stack.standalone!.url}/api/v1/me`, {
+      headers: { authorization: `Bearer ${stack.token}` },
+    });
+    expect(one.status).toBe(503);
     // Let the outage last through a few sweeps and schedule reconciliations.
     await new Promise((r) => setTimeout(r, 3000));
     for (const p of stack.processes) expect(isAlive(p), p.output()).toBe(true);
@@ -127,6 +132,10 @@ describe.skipIf(skip)('drill: Postgres restart under load', () => {
 
     // Service resumed without a restart: a new run completes, and every process is the one we started.
     const after = await followRun(base, stack.token, script([{ delta: 'ok' }]));
+    const oneAfter = await fetch(`${stack.standalone!.url}/api/v1/me`, {
+      headers: { authorization: `Bearer ${stack.token}` },
+    });
+    expect(oneAfter.status).toBe(200);
     expect(after.kinds.at(-1)).toBe('run.completed');
     for (const p of stack.processes) expect(isAlive(p), p.output()).toBe(true);
   });

@@ -14,12 +14,14 @@ export interface Stack {
   api: ServiceProcess;
   worker: ServiceProcess;
   scheduler: ServiceProcess;
+  /** `npm start`'s single process (API, worker and scheduler in one), on the same servers. */
+  standalone?: ServiceProcess;
   processes: ServiceProcess[];
   token: string;
   close(): Promise<void>;
 }
 
-export async function startStack(): Promise<Stack> {
+export async function startStack(opts: { standalone?: boolean } = {}): Promise<Stack> {
   const pg = await startDrillPostgres();
   const redis = await startDrillRedis();
   const database = createPostgresDatabase(pg.url(), { max: 3 });
@@ -52,7 +54,13 @@ export async function startStack(): Promise<Stack> {
     ),
     startScheduler(common),
   ]);
-  const processes = [api, worker, scheduler];
+  const standalone = opts.standalone
+    ? await startService(
+        { ...common, REDIS_PREFIX: 'opsi_drill_one', DEMO_SEED: 'false' },
+        { entry: 'apps/standalone/src/main.ts' },
+      )
+    : undefined;
+  const processes = [api, worker, scheduler, ...(standalone ? [standalone] : [])];
   return {
     pg,
     redis,
@@ -60,6 +68,7 @@ export async function startStack(): Promise<Stack> {
     api,
     worker,
     scheduler,
+    ...(standalone ? { standalone } : {}),
     processes,
     token,
     async close() {
