@@ -224,7 +224,8 @@ const SEQ_BLOCK = 100;
 export class RunSequence {
   /** The highest seq handed out for this run that this execution knows of. */
   known: number;
-  private reserved: number;
+  /** Every seq up to this one is reserved in Postgres. */
+  reserved: number;
   /** Reserved by earlier attempts: every seq they handed out is at or below it. */
   private readonly priorReserved: number;
 
@@ -237,6 +238,11 @@ export class RunSequence {
     this.known = start.lastSeq;
     this.reserved = start.reserved;
     this.priorReserved = Math.max(start.reserved, start.lastSeq);
+  }
+
+  /** The bound to reserve up to before the first append (to write with another update of the row). */
+  firstReservation(): number {
+    return Math.max(this.priorReserved, this.known) + SEQ_BLOCK;
   }
 
   /** Appends an event (null when the run already ended), reserving seqs first when needed. */
@@ -334,21 +340,25 @@ export async function executeRun(
     await end('run.failed', { detail: CANCELLED });
     return { outcome: 'cancelled' as const };
   }
+  // One statement marks the run running and reserves its first block of seqs.
+  const reserveTo = seq.firstReservation();
   await deps.db
     .updateTable('agent_runs')
     .set((eb) => ({
       status: 'running',
       attempts: ctx.attempt,
       started_at: eb.fn.coalesce('started_at', eb.val(new Date())),
+      seq_reserved: eb.fn('greatest', ['seq_reserved', eb.val(reserveTo)]),
     }))
     .where('id', '=', runId)
     .execute();
+  seq.reserved = reserveTo;
   // A run started before whose stream Redis lost is resumed too, after the highest seq known anywhere.
   const resumed = last !== undefined || run.status === 'running';
-  const opened = resumed
-    ? await seq.append('run.resumed', { attempt: ctx.attempt, after_seq: seq.known })
-    : await seq.append('run.started', { attempt: ctx.attempt });
-  // Postgres keeps a checkpoint of the last seq (at start, resume, tool results and the final message).
+  await (resumed
+    ? seq.append('run.resumed', { attempt: ctx.attempt, after_seq: seq.known })
+    : seq.append('run.started', { attempt: ctx.attempt }));
+  // Postgres keeps a checkpoint of the last seq (tool results and the final message; the end sets it).
   const checkpoint = (n: number) =>
     deps.db
       .updateTable('agent_runs')
@@ -356,7 +366,6 @@ export async function executeRun(
       .where('id', '=', runId)
       .where('last_seq', '<', n)
       .execute();
-  if (opened) await checkpoint(opened.seq);
 
   const [history, learnings] = await Promise.all([
     deps.db
