@@ -71,6 +71,9 @@ describe.skipIf(skip)('drill: Redis restart without persistence while runs strea
     const ready = await fetch(`${base}/readyz`);
     expect(ready.status).toBe(503);
     expect(((await ready.json()) as { detail: string }).detail).toMatch(/redis/);
+    // Long enough that the workers' writes to Redis give up (their turns fail, their jobs are lost
+    // with Redis, and the sweeper closes those runs once it is back).
+    await new Promise((r) => setTimeout(r, 8000));
     for (const p of stack.processes) expect(isAlive(p), p.output()).toBe(true);
 
     await stack.redis.start();
@@ -79,6 +82,8 @@ describe.skipIf(skip)('drill: Redis restart without persistence while runs strea
     );
 
     const followed = await Promise.all(runs);
+    // The runs Redis lost mid-turn were closed by the sweeper, numbered above what their clients saw.
+    expect(followed.some((r) => String(r.data.at(-1)?.detail).includes('its job is gone'))).toBe(true);
     for (const run of followed) {
       expect(run.refused, JSON.stringify(run)).toBeUndefined();
       expect(run.terminals, JSON.stringify(run)).toBe(1);
