@@ -106,6 +106,8 @@ export interface AgentRunsTable {
   selected_tools: string[] | null;
   attempts: ColumnType<number, number | undefined, number>;
   last_seq: ColumnType<number, number | undefined, number>;
+  /** Never below any seq handed out for this run (reserved in blocks before use). */
+  seq_reserved: ColumnType<number, number | undefined, number>;
   reply: string | null;
   error: string | null;
   terminal_event: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
