@@ -72,7 +72,11 @@ export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
         }
         throw e;
       }
-      const rawBody = await readBody(ctx, route, deps.config.BODY_LIMIT_BYTES);
+      const rawBody = await readBody(
+        ctx,
+        route,
+        route.bodyLimit?.(deps.config) ?? deps.config.BODY_LIMIT_BYTES,
+      );
       if (auth) assertOwnTenant(ctx, auth, rawBody);
       const params = parsePart(route.params, ctx.params, 'path', 404);
       const query = parsePart(route.query, ctx.query, 'query', 400);

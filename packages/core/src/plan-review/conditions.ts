@@ -73,7 +73,9 @@ export const CONDITIONS: Condition[] = [
     title: 'Security group open to the Internet on RDP (3389)',
     severity: 'high',
     test: (r, ctx) =>
-      ctx.sgInUse && !openAll(r) && rulesOf(r).some((x) => internet(x) && coversPort(3389, ['tcp', 'udp'])(x)),
+      ctx.sgInUse &&
+      !openAll(r) &&
+      rulesOf(r).some((x) => internet(x) && coversPort(3389, ['tcp', 'udp'])(x)),
   },
   {
     checkId: 'security.rds_public',
@@ -108,7 +110,9 @@ export const CONDITIONS: Condition[] = [
     test: (r) => {
       const m = r.attributes.metadata_options as Record<string, unknown> | null | undefined;
       const state = String(r.attributes.instance_state ?? 'running');
-      return !['terminated', 'shutting-down'].includes(state) && (m?.http_tokens ?? 'optional') !== 'required';
+      return (
+        !['terminated', 'shutting-down'].includes(state) && (m?.http_tokens ?? 'optional') !== 'required'
+      );
     },
   },
   {

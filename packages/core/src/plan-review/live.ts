@@ -45,7 +45,13 @@ export async function findLiveCandidates(db: Db, tenantId: string, keys: LiveKey
     .where((eb) =>
       eb.or([
         ...(keys.addresses.length
-          ? [eb(sql<string>`attributes->>'terraform_address'`, '=', sql<string>`any(${keys.addresses}::text[])`)]
+          ? [
+              eb(
+                sql<string>`attributes->>'terraform_address'`,
+                '=',
+                sql<string>`any(${keys.addresses}::text[])`,
+              ),
+            ]
           : []),
         ...(keys.arns.length ? [eb('arn', '=', sql<string>`any(${keys.arns}::text[])`)] : []),
         ...(keys.ids.length ? [eb('native_id', '=', sql<string>`any(${keys.ids}::text[])`)] : []),

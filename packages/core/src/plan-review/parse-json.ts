@@ -18,7 +18,8 @@ function without(value: unknown, paths: Path[]): unknown {
   for (const p of paths) {
     if (!p.length) return null;
     let node: unknown = copy;
-    for (const k of p.slice(0, -1)) node = isRecord(node) || Array.isArray(node) ? (node as Json)[k as string] : undefined;
+    for (const k of p.slice(0, -1))
+      node = isRecord(node) || Array.isArray(node) ? (node as Json)[k as string] : undefined;
     const last = p[p.length - 1]!;
     if (Array.isArray(node) && typeof last === 'number') node[last] = null;
     else if (isRecord(node)) delete node[last as string];
@@ -86,10 +87,13 @@ export function parsePlanJson(doc: Json): ParsedPlan {
     if (action === 'no-op' && importing === null && movedFrom === null) return;
     const sensitive = [...truePaths(ch.before_sensitive), ...truePaths(ch.after_sensitive)];
     const seen = new Set<string>();
-    const uniqueSensitive = sensitive.filter((p) => !seen.has(JSON.stringify(p)) && seen.add(JSON.stringify(p)));
+    const uniqueSensitive = sensitive.filter(
+      (p) => !seen.has(JSON.stringify(p)) && seen.add(JSON.stringify(p)),
+    );
     const parts = addressParts(rc.address);
     const deposed = typeof rc.deposed === 'string' ? rc.deposed : null;
-    let reason = typeof rc.action_reason === 'string' ? (REASONS[rc.action_reason] ?? rc.action_reason) : null;
+    let reason =
+      typeof rc.action_reason === 'string' ? (REASONS[rc.action_reason] ?? rc.action_reason) : null;
     if (deposed) reason = 'deposed';
     changes.push({
       address: rc.address,

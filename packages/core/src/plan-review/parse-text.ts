@@ -28,10 +28,12 @@ const UNKNOWN = Symbol('known after apply');
 const SENSITIVE = Symbol('sensitive');
 const ABSENT = undefined;
 
+// eslint-disable-next-line no-control-regex -- ANSI escapes are control characters by definition
 const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
 /** GitHub Actions raw logs, `2024-05-01T12:00:00.1234567Z `; GitLab's section markers. */
 const CI_PREFIXES = [
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?/,
+  // eslint-disable-next-line no-control-regex -- GitLab's markers end in an ANSI erase-line
   /^section_(?:start|end):\d+:[^\r]*?\r?(?:\x1b\[0K)?/,
   // Terragrunt: `[module/path] terraform: …`, and newer `12:00:00.000 STDOUT [path] terraform: …`.
   /^(?:\d\d:\d\d:\d\d\.\d{3} )?(?:STDOUT |STDERR )?\[[^\]\n]*\] (?:terraform|tofu): ?/,
@@ -101,7 +103,10 @@ const DELETE_REASONS: Array<[RegExp, string]> = [
   [/index \[\d+\] is out of range for count/, 'delete_because_count_index'],
   [/key \[.*\] is not in for_each map/, 'delete_because_each_key'],
   [/no module instance/, 'delete_because_no_module'],
-  [/its containing module is not in configuration|module .* is not in configuration/, 'delete_because_no_module'],
+  [
+    /its containing module is not in configuration|module .* is not in configuration/,
+    'delete_because_no_module',
+  ],
   [/left over from a partially-failed replacement/, 'deposed'],
 ];
 const READ_REASONS: Array<[RegExp, string]> = [
@@ -174,7 +179,10 @@ class BodyParser {
    * The attributes and blocks of a block body from line `i` to its closing `}`; answers the index of
    * that closing line.
    */
-  parseBody(i: number, path: Path): { before: Record<string, unknown>; after: Record<string, unknown>; end: number } {
+  parseBody(
+    i: number,
+    path: Path,
+  ): { before: Record<string, unknown>; after: Record<string, unknown>; end: number } {
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
     const pushBlock = (target: Record<string, unknown>, key: string, value: unknown) => {
@@ -338,7 +346,9 @@ class BodyParser {
     let closedWithArrow = false;
     for (; j < this.lines.length; j++) {
       const line = this.lines[j]!;
-      const close = new RegExp(`^${marker}(?:\\s*->\\s*(.*?))?(?:\\s+# forces replacement)?$`).exec(line.trim());
+      const close = new RegExp(`^${marker}(?:\\s*->\\s*(.*?))?(?:\\s+# forces replacement)?$`).exec(
+        line.trim(),
+      );
       if (close) {
         if (close[1] !== undefined) {
           closedWithArrow = true;
@@ -457,7 +467,11 @@ function parseModern(lines: string[]): ParsedPlan | null {
       sawMarker = true;
       continue;
     }
-    if (/^Unless you have made equivalent changes to your configuration|^This is a refresh-only plan/.test(trimmed)) {
+    if (
+      /^Unless you have made equivalent changes to your configuration|^This is a refresh-only plan/.test(
+        trimmed,
+      )
+    ) {
       section = 'none';
       continue;
     }
@@ -482,14 +496,22 @@ function parseModern(lines: string[]): ParsedPlan | null {
       sawMarker = true;
       continue;
     }
-    if (/^No changes\. (Your infrastructure matches the configuration|Infrastructure is up-to-date)/.test(trimmed)) {
+    if (
+      /^No changes\. (Your infrastructure matches the configuration|Infrastructure is up-to-date)/.test(
+        trimmed,
+      )
+    ) {
       noChanges = true;
       sawMarker = true;
       continue;
     }
     if (section === 'outputs') {
       const out = /^\s*([+~-])\s+([A-Za-z_][\w-]*)\s+=/.exec(line);
-      if (out) outputs.push({ name: out[2]!, action: out[1] === '+' ? 'create' : out[1] === '-' ? 'delete' : 'update' });
+      if (out)
+        outputs.push({
+          name: out[2]!,
+          action: out[1] === '+' ? 'create' : out[1] === '-' ? 'delete' : 'update',
+        });
       continue;
     }
     const header = readHeader(line, i);
@@ -619,7 +641,12 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
     const line = lines[i]!;
     const summary = SUMMARY.exec(line);
     if (summary) {
-      summaryLine = { import: 0, add: Number(summary[2]), change: Number(summary[3]), destroy: Number(summary[4]) };
+      summaryLine = {
+        import: 0,
+        add: Number(summary[2]),
+        change: Number(summary[3]),
+        destroy: Number(summary[4]),
+      };
       break;
     }
     const h = LEGACY_HEADER.exec(line);
@@ -628,7 +655,15 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
       const address = h[2]!.replace(/\.(\d+)$/, '[$1]');
       const parts = addressParts(address);
       const action: PlanAction =
-        sym === '+' ? 'create' : sym === '-' ? 'delete' : sym === '~' ? 'update' : sym === '<=' ? 'read' : 'replace';
+        sym === '+'
+          ? 'create'
+          : sym === '-'
+            ? 'delete'
+            : sym === '~'
+              ? 'update'
+              : sym === '<='
+                ? 'read'
+                : 'replace';
       current = {
         address,
         mode: parts.mode,
@@ -636,7 +671,14 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
         name: parts.name,
         action,
         replaceOrder: action === 'replace' ? 'delete_first' : null,
-        reason: h[3] === 'tainted' ? 'replace_because_tainted' : h[3] === 'deposed' ? 'deposed' : action === 'replace' ? 'replace_because_cannot_update' : null,
+        reason:
+          h[3] === 'tainted'
+            ? 'replace_because_tainted'
+            : h[3] === 'deposed'
+              ? 'deposed'
+              : action === 'replace'
+                ? 'replace_because_cannot_update'
+                : null,
         replacePaths: [],
         movedFrom: null,
         importing: null,

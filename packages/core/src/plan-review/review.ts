@@ -85,8 +85,22 @@ export interface PlanReview {
   };
   cost: { monthly_delta: number; currency: 'USD'; priced: number; unpriced: string[] };
   findings: {
-    fixes: Array<{ finding_id: string; check_id: string; title: string; severity: string; address: string; arn: string; how: 'changed' | 'removed' }>;
-    introduces: Array<{ check_id: string; title: string; severity: string; address: string; arn: string | null }>;
+    fixes: Array<{
+      finding_id: string;
+      check_id: string;
+      title: string;
+      severity: string;
+      address: string;
+      arn: string;
+      how: 'changed' | 'removed';
+    }>;
+    introduces: Array<{
+      check_id: string;
+      title: string;
+      severity: string;
+      address: string;
+      arn: string | null;
+    }>;
   };
   resources: ReviewedResource[];
   annotations: Annotation[];
@@ -113,6 +127,22 @@ const NETWORK_PATH = new Set([
   'aws_route53_record',
 ]);
 const IAM_TYPES = /^aws_iam_/;
+/** Types AWS does not bill for by themselves (their members and traffic are billed elsewhere). */
+const FREE_TYPES = new Set([
+  'aws_vpc',
+  'aws_vpc_subnet',
+  'aws_vpc_route_table',
+  'aws_vpc_internet_gateway',
+  'aws_vpc_security_group',
+  'aws_ec2_launch_template',
+  'aws_ec2_target_group',
+  'aws_ec2_autoscaling_group',
+  'aws_iam_user',
+  'aws_iam_access_key',
+  'aws_iam_role',
+  'aws_iam_policy',
+  'aws_iam_instance_profile',
+]);
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 const money = (n: number) => `${n < 0 ? '-' : '+'}$${Math.abs(n).toFixed(2)}`;
@@ -156,7 +186,8 @@ function matchLive(
 ): { live: LiveResource; by: MatchedBy } | null {
   const typed = (list: LiveResource[] | undefined) =>
     (list ?? []).find((r) => (keys.type ? r.type === keys.type : true));
-  const byAddress = index.byAddress.get(keys.address) ?? (keys.movedFrom ? index.byAddress.get(keys.movedFrom) : undefined);
+  const byAddress =
+    index.byAddress.get(keys.address) ?? (keys.movedFrom ? index.byAddress.get(keys.movedFrom) : undefined);
   if (byAddress) return { live: byAddress, by: 'terraform_address' };
   if (keys.arn) {
     const r = index.byArn.get(keys.arn);
@@ -175,6 +206,10 @@ function matchLive(
     if (r) return { live: r, by: 'name_tag' };
   }
   return null;
+}
+
+function costOf(book: PriceBook, type: string, region: string, attributes: Record<string, unknown>) {
+  return FREE_TYPES.has(type) ? 0 : monthlyCost(asInventory(type, region, attributes), book);
 }
 
 function asInventory(type: string, region: string, attributes: Record<string, unknown>): InventoryResource {
@@ -301,7 +336,9 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
   ]);
   const snapshotSources = managed
     .map((c) => matches.get(c.address)?.live)
-    .filter((r): r is LiveResource => !!r && (r.type === 'aws_rds_db_instance' || r.type === 'aws_ebs_volume'))
+    .filter(
+      (r): r is LiveResource => !!r && (r.type === 'aws_rds_db_instance' || r.type === 'aws_ebs_volume'),
+    )
     .map((r) => r.native_id);
   const snapshots = await findLatestSnapshots(db, tenantId, snapshotSources);
   const findingsByArn = new Map<string, OpenFinding[]>();
@@ -383,10 +420,8 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
       const costBefore =
         change.action === 'create'
           ? 0
-          : (live?.monthly_cost ??
-            (before && type ? monthlyCost(asInventory(type, region, before.attributes), book) : null));
-      const costAfter =
-        removes ? 0 : afterState && type ? monthlyCost(asInventory(type, region, afterState), book) : null;
+          : (live?.monthly_cost ?? (before && type ? costOf(book, type, region, before.attributes) : null));
+      const costAfter = removes ? 0 : afterState && type ? costOf(book, type, region, afterState) : null;
       reviewed.monthly_cost_before = costBefore;
       reviewed.monthly_cost_after = costAfter;
       if (costBefore !== null && costAfter !== null) {
@@ -441,7 +476,11 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
         const network = NETWORK_PATH.has(live.type);
         const noBackups = reviewed.protection.backup_retention_days === 0;
         let risk: Risk = stateful || network ? 'high' : deps.length ? 'medium' : 'low';
-        if (stateful && (noBackups || deletionProtection === false) && !reviewed.protection.latest_snapshot_at)
+        if (
+          stateful &&
+          (noBackups || deletionProtection === false) &&
+          !reviewed.protection.latest_snapshot_at
+        )
           risk = 'critical';
         if (deps.length >= 3 && (stateful || network)) risk = 'critical';
         if (change.action === 'replace' && change.replaceOrder === 'create_first' && !stateful)
@@ -464,7 +503,8 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
               ? 'deletion protection is on (the apply fails until it is turned off)'
               : 'deletion protection is off',
           );
-        if (reviewed.protection.multi_az !== null) facts.push(reviewed.protection.multi_az ? 'Multi-AZ' : 'single-AZ');
+        if (reviewed.protection.multi_az !== null)
+          facts.push(reviewed.protection.multi_az ? 'Multi-AZ' : 'single-AZ');
         if (reviewed.protection.backup_retention_days !== null)
           facts.push(
             noBackups
@@ -535,7 +575,9 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
       afterState && type ? { type, attributes: afterState, tags: after?.tags ?? live?.tags ?? {} } : null;
     const trueAfter = new Set(
       shapedAfterState
-        ? CONDITIONS.filter((c) => c.type === type && c.test(shapedAfterState, { sgInUse })).map((c) => c.checkId)
+        ? CONDITIONS.filter((c) => c.type === type && c.test(shapedAfterState, { sgInUse })).map(
+            (c) => c.checkId,
+          )
         : [],
     );
     for (const f of open) {
@@ -569,7 +611,13 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
       // A rule changed by another resource of the plan: report the group once.
       if (introduces.some((x) => x.check_id === checkId && target && x.arn === target.arn)) continue;
       const c = CONDITIONS.find((x) => x.checkId === checkId)!;
-      introduces.push({ check_id: checkId, title: c.title, severity: c.severity, address: change.address, arn: target?.arn ?? null });
+      introduces.push({
+        check_id: checkId,
+        title: c.title,
+        severity: c.severity,
+        address: change.address,
+        arn: target?.arn ?? null,
+      });
       annotations.push({
         risk: c.severity,
         category: c.domain === 'security' ? 'security' : c.domain === 'sre' ? 'reliability' : 'cost',
@@ -585,7 +633,9 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
       const values = change.after ?? {};
       const star = ['policy', 'inline_policy', 'assume_role_policy'].some((k) => {
         const v = values[k];
-        return Array.isArray(v) ? v.some((x) => allowsStarStar((x as Record<string, unknown>)?.policy)) : allowsStarStar(v);
+        return Array.isArray(v)
+          ? v.some((x) => allowsStarStar((x as Record<string, unknown>)?.policy))
+          : allowsStarStar(v);
       });
       const attachAdmin = /AdministratorAccess$/.test(String(values.policy_arn ?? ''));
       if (star || attachAdmin) {
@@ -606,20 +656,28 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
           : attachAdmin
             ? 'Attaches AdministratorAccess'
             : `Changes IAM (${change.type}, ${change.action})`,
-        detail: star || attachAdmin
-          ? 'A principal with this policy can do anything in the account (security.iam_admin_star).'
-          : 'Privilege changes deserve a second reviewer; the live principals it affects are listed as citations when known.',
+        detail:
+          star || attachAdmin
+            ? 'A principal with this policy can do anything in the account (security.iam_admin_star).'
+            : 'Privilege changes deserve a second reviewer; the live principals it affects are listed as citations when known.',
         citations: [planCite, ...liveCite],
       });
     }
 
-    if (!live && change.action !== 'create' && change.action !== 'read' && change.action !== 'delete' && !rule) {
+    if (
+      !live &&
+      change.action !== 'create' &&
+      change.action !== 'read' &&
+      change.action !== 'delete' &&
+      !rule
+    ) {
       annotations.push({
         risk: 'low',
         category: 'unmatched',
         address: change.address,
         title: 'Not found in the live inventory',
-        detail: 'No live resource matches this address (Terraform address, ARN, id, name or Name tag), so its live protection, dependents and findings are unknown.',
+        detail:
+          'No live resource matches this address (Terraform address, ARN, id, name or Name tag), so its live protection, dependents and findings are unknown.',
         citations: [planCite],
       });
     }

@@ -96,11 +96,14 @@ export function shapeValues(
   return out;
 }
 
-const stable = (v: unknown) => JSON.stringify(v, (_k, x: unknown) =>
-  x && typeof x === 'object' && !Array.isArray(x)
-    ? Object.fromEntries(Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
-    : x,
-);
+const stable = (v: unknown) =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x)
+      ? Object.fromEntries(
+          Object.entries(x as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)),
+        )
+      : x,
+  );
 
 /**
  * The same list item, as far as both sides describe it: the inventory and the connector's mapping may
@@ -133,7 +136,9 @@ export function applyDelta(
     const a = after[key];
     if (stable(a) === stable(b)) continue;
     if (Array.isArray(a) || Array.isArray(b)) {
-      const removed = (Array.isArray(b) ? b : []).filter((x) => !(Array.isArray(a) ? a : []).some((y) => sameItem(x, y)));
+      const removed = (Array.isArray(b) ? b : []).filter(
+        (x) => !(Array.isArray(a) ? a : []).some((y) => sameItem(x, y)),
+      );
       const added = Array.isArray(a) ? a : [];
       const kept = (Array.isArray(live[key]) ? (live[key] as unknown[]) : []).filter(
         (x) => !removed.some((r) => sameItem(x, r)),
