@@ -1,3 +1,4 @@
+import { execFile, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@opsi/db';
@@ -387,5 +388,46 @@ describe('POST /api/v1/plan-review: the demo-aligned plan', () => {
     expect(strip(res.body)).toEqual(strip(body));
     expect(res.body.overall_risk).toBe(body.overall_risk);
     expect(res.body.cost).toEqual(body.cost);
+  });
+});
+
+describe('the CI script of docs/ci.md', () => {
+  const script = `${REPO_ROOT}docs/examples/opsi-plan-review.sh`;
+  // Asynchronous: the API answering the script runs in this very process.
+  const run = (planFile: string, token: string, failAt: string) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(
+        'bash',
+        [script, planFile],
+        { env: { PATH: process.env.PATH ?? '', OPSI_URL: url, OPSI_TOKEN: token, FAIL_AT: failAt } },
+        (error, stdout, stderr) =>
+          resolve({
+            status: error ? (typeof error.code === 'number' ? error.code : null) : 0,
+            stdout,
+            stderr,
+          }),
+      );
+    });
+
+  it('is the script docs/ci.md shows', () => {
+    const doc = readFileSync(`${REPO_ROOT}docs/ci.md`, 'utf8');
+    const block = /```sh\n(#!\/usr\/bin\/env bash[\s\S]*?)```/.exec(doc)![1];
+    expect(block).toBe(readFileSync(script, 'utf8'));
+  });
+
+  it('prints the annotations and fails at the chosen risk; exit 2 when the review is refused', async (ctx) => {
+    if (spawnSync('sh', ['-c', 'command -v jq && command -v curl']).status !== 0) ctx.skip();
+    const demo = await run(`${REPO_ROOT}docs/examples/demo-plan.txt`, aWrite, 'critical');
+    expect(demo.status).toBe(1);
+    expect(demo.stdout).toMatch(/^Overall risk: critical \| 3 to add, 2 to change, 2 to destroy/);
+    expect(demo.stdout).toContain('[critical] destructive aws_db_instance.prod: Replaces prod-payments-db');
+    expect(demo.stdout).toContain('cites: plan_line=L');
+    const noChanges = `${REPO_ROOT}packages/core/src/plan-review/fixtures/no-changes.plan.txt`;
+    const quiet = await run(noChanges, aWrite, 'low');
+    expect(quiet.status, quiet.stderr).toBe(1); // low >= low
+    expect((await run(noChanges, aWrite, 'medium')).status).toBe(0);
+    const refused = await run(noChanges, aRead, 'critical');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(/HTTP 403/);
   });
 });
