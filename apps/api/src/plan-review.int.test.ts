@@ -370,6 +370,30 @@ describe('POST /api/v1/plan-review: the demo-aligned plan', () => {
       expect(x.citations.filter((c: { kind: string }) => c.kind !== 'plan_line')).toEqual([]);
   });
 
+  it('the JSON of the same plan (terraform show -json) gives the same review', async () => {
+    const res = await review({ plan: readFileSync(`${REPO_ROOT}docs/examples/demo-plan.json`, 'utf8') });
+    expect(res.status).toBe(200);
+    expect(res.body.format).toBe('json');
+    const same = (x: typeof body) => ({
+      overall_risk: x.overall_risk,
+      cost: x.cost,
+      findings: x.findings,
+      summary: { ...x.summary, terraform_summary: null },
+      annotations: x.annotations.map((n: { citations: Array<{ kind: string; ref: string }> }) => ({
+        ...n,
+        citations: n.citations.filter((c) => c.kind !== 'plan_line'),
+      })),
+      // The JSON shows ARNs the text hides, so a match may come by ARN there: the same live resource.
+      resources: x.resources.map((r: { live: Record<string, unknown> | null }) => ({
+        ...r,
+        plan_ref: null,
+        live: r.live && { ...r.live, matched_by: null },
+      })),
+    });
+    expect(same(res.body)).toEqual(same(body));
+    expect(res.body.annotations[0].citations[0]).toEqual({ kind: 'plan_line', ref: '/resource_changes/1' });
+  });
+
   it('the same plan with CI noise and colours gives the same review', async () => {
     const noisy = [
       '2026-11-24T10:00:00.0000000Z ##[group]Run terraform plan',
