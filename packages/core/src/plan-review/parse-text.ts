@@ -42,13 +42,19 @@ const CI_PREFIXES = [
 
 /** The posted text, line by line, without colours or CI prefixes; numbering stays that of the input. */
 export function cleanLines(text: string): string[] {
-  return text.split(/\r?\n/).map((raw) => {
-    let line = raw.replace(ANSI, '');
-    const cr = line.lastIndexOf('\r');
+  const lines = text.split('\n');
+  for (let k = 0; k < lines.length; k++) {
+    let line = lines[k]!;
+    if (line.includes('\x1b')) line = line.replace(ANSI, '');
+    const cr = line.lastIndexOf('\r', line.length - 2);
     if (cr >= 0) line = line.slice(cr + 1);
-    for (const p of CI_PREFIXES) line = line.replace(p, '');
-    return line.replace(/\s+$/, '');
-  });
+    // Only lines that start like a prefix are tried against the prefixes (most lines do not).
+    const c = line.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || c === 115 /* s */ || c === 91 /* [ */)
+      for (const p of CI_PREFIXES) line = line.replace(p, '');
+    lines[k] = line.trimEnd();
+  }
+  return lines;
 }
 
 const HEADER =
@@ -160,7 +166,9 @@ function readScalar(s: string, pos: number): Scalar | null {
   return { value, end: pos + word.length };
 }
 
-const FORCES = /\s+# forces replacement$/;
+const FORCES_MARK = ' # forces replacement';
+const FORCES = { test: (t: string) => t.endsWith(FORCES_MARK) };
+const withoutForces = (t: string) => t.slice(0, t.length - FORCES_MARK.length).trimEnd();
 const ARROW = /^\s*->\s*/;
 
 class BodyParser {
@@ -170,6 +178,9 @@ class BodyParser {
 
   /** Symbol at the start of a (trimmed) line: '+', '-', '~', '-/+', '+/-', '<=' or ''. */
   private symbolOf(text: string): { sym: string; rest: string } {
+    const c = text.charCodeAt(0);
+    // '+', '-', '~', '<', '.'
+    if (c !== 43 && c !== 45 && c !== 126 && c !== 60 && c !== 46) return { sym: '', rest: text };
     const m = /^(-\/\+|\+\/-|<=|[+~-])\s+(.*)$/.exec(text);
     if (m) return { sym: m[1]!, rest: m[2]! };
     return { sym: '', rest: text };
@@ -198,7 +209,10 @@ class BodyParser {
       if (text.startsWith('#')) continue; // (N unchanged … hidden)
       const { sym, rest } = this.symbolOf(text);
       // A nested block: `ingress {`, `rule "name" {`, `timeouts {}`.
-      const block = /^([A-Za-z_][\w-]*)((?: "[^"]*")*) \{(\})?(\s+# forces replacement)?$/.exec(rest);
+      const block =
+        rest.endsWith('{') || rest.endsWith('}') || rest.endsWith(FORCES_MARK)
+          ? /^([A-Za-z_][\w-]*)((?: "[^"]*")*) \{(\})?(\s+# forces replacement)?$/.exec(rest)
+          : null;
       if (block) {
         const key = block[1]!;
         const index = ((sym === '+' ? after : before)[key] as unknown[] | undefined)?.length ?? 0;
@@ -235,22 +249,28 @@ class BodyParser {
     let forces = false;
     if (FORCES.test(t)) {
       forces = true;
-      t = t.replace(FORCES, '');
+      t = withoutForces(t);
     }
     let result: Diff & { end: number };
-    const heredoc = /^<<(-?)([A-Za-z_]\w*)$/.exec(t.trim());
-    const wrapper = /^(jsonencode|yamlencode|toset|tolist|tomap|sensitive|base64encode)\($/.exec(t.trim());
-    const wrapperOneLine = /^(jsonencode|toset|tolist|tomap)\((.*)\)$/.exec(t.trim());
+    const tt = t.trim();
+    const c0 = tt.charCodeAt(0);
+    const last = tt.charCodeAt(tt.length - 1);
+    const heredoc = c0 === 60 /* < */ ? /^<<(-?)([A-Za-z_]\w*)$/.exec(tt) : null;
+    const wrapper =
+      last === 40 /* ( */
+        ? /^(jsonencode|yamlencode|toset|tolist|tomap|sensitive|base64encode)\($/.exec(tt)
+        : null;
+    const wrapperOneLine = last === 41 /* ) */ ? /^(jsonencode|toset|tolist|tomap)\((.*)\)$/.exec(tt) : null;
     if (heredoc) {
       result = this.parseHeredoc(i, heredoc[2]!);
-    } else if (t.trim() === '[' || t.trim() === '{') {
-      result = t.trim() === '[' ? this.parseList(i + 1, path) : this.parseMap(i + 1, path);
+    } else if (tt === '[' || tt === '{') {
+      result = tt === '[' ? this.parseList(i + 1, path) : this.parseMap(i + 1, path);
     } else if (wrapper) {
       result = this.parseWrapped(i, wrapper[1]!, path);
-    } else if (t.trim() === '[]' || t.trim() === '{}') {
-      const v = t.trim() === '[]' ? [] : {};
+    } else if ((c0 === 91 || c0 === 123) && (tt.startsWith('[]') || tt.startsWith('{}'))) {
+      const v = tt.startsWith('[]') ? [] : {};
       result = { before: v, after: v, end: i };
-      const arrow = /^(\[\]|\{\})\s*->\s*(.*)$/.exec(t.trim());
+      const arrow = /^(\[\]|\{\})\s*->\s*(.*)$/.exec(tt);
       if (arrow) result = { before: v, after: readScalar(arrow[2]!, 0)?.value, end: i };
     } else if (wrapperOneLine && !t.includes(' -> ')) {
       const v = looseJson(wrapperOneLine[2]!);
@@ -392,18 +412,31 @@ function applySymbol(sym: string, v: Diff): Diff {
   }
 }
 
-/** Removes placeholders, listing where they were. */
+/** Removes placeholders in place (the values are the parser's own), listing where they were. */
 function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unknown {
   if (value === marker) {
-    out.push(path);
+    out.push([...path]);
     return ABSENT;
   }
-  if (Array.isArray(value)) return value.map((v, k) => extract(v, marker, [...path, k], out) ?? null);
+  if (Array.isArray(value)) {
+    for (let k = 0; k < value.length; k++) {
+      const v: unknown = value[k];
+      if (v === null || (typeof v !== 'object' && typeof v !== 'symbol')) continue;
+      path.push(k);
+      value[k] = extract(v, marker, path, out) ?? null;
+      path.pop();
+    }
+    return value;
+  }
   if (value && typeof value === 'object') {
-    const o: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) {
-      const x = extract(v, marker, [...path, k], out);
-      if (x !== ABSENT) o[k] = x;
+    const o = value as Record<string, unknown>;
+    for (const k in o) {
+      const v = o[k];
+      if (v === null || (typeof v !== 'object' && typeof v !== 'symbol')) continue;
+      path.push(k);
+      const x = extract(v, marker, path, out);
+      path.pop();
+      if (x === ABSENT) delete o[k];
     }
     return o;
   }
