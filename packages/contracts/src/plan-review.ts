@@ -86,6 +86,7 @@ export const PlanReviewedResource = z.object({
           name: z.string().nullable(),
           depth: z.number().int(),
           via: z.string(),
+          impact: z.enum(['fails', 'degraded']),
         }),
       ),
     })

@@ -16,3 +16,4 @@ export * from './pulse/reinvestigate';
 export * from './agent/tools';
 export * from './knowledge/learnings';
 export * from './plan-review/index';
+export * from './graph';

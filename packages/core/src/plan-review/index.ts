@@ -10,5 +10,5 @@ export {
   type Annotation,
   type Citation,
   type PlanReview,
-  type Risk,
+  type Risk as PlanRisk,
 } from './review';

@@ -1,4 +1,6 @@
 import { sql, type Db } from '@opsi/db';
+import { blastRadius } from '../graph/analysis';
+import { loadGraph } from '../graph/load';
 
 /** A live resource of the tenant's inventory, as plan review joins it. */
 export interface LiveResource {
@@ -76,16 +78,13 @@ export interface Dependent {
   depth: number;
   /** The kind of the edge that reached it. */
   via: string;
+  /** `fails`: no working alternative once the resource is gone; `degraded`: it keeps part of a pool. */
+  impact: 'fails' | 'degraded';
 }
 
-/** ARNs of what routes egress traffic (subnets, route tables): they depend on what they route to. */
-const EGRESS_ROUTER = ':(subnet|route-table)/';
-
 /**
- * What depends on each of the resources, by depth: whoever depends on it, is attached to, a member of
- * or protected by it, and what routes its egress through it. This is the graph's dependency direction
- * (the agent's blast_radius tool walks the same edges); it reads the inventory's edges directly until
- * the graph area's dependents API is on main, and is the one function to switch over then.
+ * What depends on each of the resources, to a depth: the graph's blast radius (its dependency rules,
+ * inferred edges and pool-aware failure), so plan review and GET /graph/blast-radius agree.
  */
 export async function findDependents(
   db: Db,
@@ -95,45 +94,29 @@ export async function findDependents(
 ): Promise<Map<string, Dependent[]>> {
   const out = new Map<string, Dependent[]>();
   if (!arns.length) return out;
-  const result = await sql<{
-    root: string;
-    arn: string;
-    depth: number;
-    via: string;
-    id: string | null;
-    native_id: string | null;
-    name: string | null;
-    type: string | null;
-  }>`
-    with recursive walk(root, arn, depth, via) as (
-      select r, r, 0, ''::text from unnest(${arns}::text[]) as r
-      union
-      select w.root, case when e.to_arn = w.arn then e.from_arn else e.to_arn end, w.depth + 1, e.kind
-      from walk w join resource_edges e on e.tenant_id = ${tenantId}
-        and ((e.to_arn = w.arn and e.kind in ('depends-on', 'attached-to', 'member-of', 'protected-by', 'resolves-to', 'uses-role'))
-          or (e.from_arn = w.arn and e.kind in ('contains', 'targets'))
-          or (e.kind = 'routes-to' and (e.from_arn ~ ${EGRESS_ROUTER}) and e.to_arn = w.arn)
-          or (e.kind = 'routes-to' and not (e.from_arn ~ ${EGRESS_ROUTER}) and e.from_arn = w.arn))
-      where w.depth < ${maxDepth}
-    ),
-    best as (
-      select distinct on (root, arn) root, arn, depth, via from walk where arn <> root order by root, arn, depth, via
-    )
-    select b.root, b.arn, b.depth, b.via, n.id, n.native_id, n.name, n.type
-    from best b join resources n on n.tenant_id = ${tenantId} and n.arn = b.arn and n.deleted_at is null
-    order by b.root, b.depth, b.arn`.execute(db);
-  for (const r of result.rows) {
-    const list = out.get(r.root) ?? [];
-    list.push({
-      id: r.id,
-      arn: r.arn,
-      type: r.type,
-      native_id: r.native_id,
-      name: r.name,
-      depth: Number(r.depth),
-      via: r.via,
-    });
-    out.set(r.root, list);
+  const g = await loadGraph(db, tenantId);
+  for (const arn of arns) {
+    const root = g.find(arn);
+    if (root === undefined) continue;
+    const { impacted } = blastRadius(g, root, maxDepth);
+    out.set(
+      arn,
+      impacted
+        .map((r) => {
+          const n = g.nodes[r.node]!;
+          return {
+            id: n.id,
+            arn: n.arn,
+            type: n.type,
+            native_id: n.native_id,
+            name: n.name,
+            depth: r.depth,
+            via: r.via[r.via.length - 1] ?? '',
+            impact: r.impact,
+          };
+        })
+        .sort((a, b) => a.depth - b.depth || a.arn.localeCompare(b.arn)),
+    );
   }
   return out;
 }
