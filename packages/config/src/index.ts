@@ -38,6 +38,11 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  PLAN_REVIEW_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   TRUST_PROXY: bool.default(false),
   METRICS_TOKEN: z.string().min(16).optional(),
   REVISION: z.string().min(1).optional(),

@@ -3,4 +3,5 @@ export * from './identity';
 export * from './runs';
 export * from './pulse';
 export * from './knowledge';
+export * from './plan-review';
 export * from './graph';

@@ -15,4 +15,5 @@ export * from './pulse/findings';
 export * from './pulse/reinvestigate';
 export * from './agent/tools';
 export * from './knowledge/learnings';
+export * from './plan-review/index';
 export * from './graph';

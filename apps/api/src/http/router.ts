@@ -140,7 +140,11 @@ export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
         }
         throw e;
       }
-      const rawBody = await readBody(ctx, route, deps.config.BODY_LIMIT_BYTES);
+      const rawBody = await readBody(
+        ctx,
+        route,
+        route.bodyLimit?.(deps.config) ?? deps.config.BODY_LIMIT_BYTES,
+      );
       assertStorableInput(ctx.params, 'path');
       assertStorableInput(ctx.query, 'query');
       assertStorableInput(rawBody, 'body');
