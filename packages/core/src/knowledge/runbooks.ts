@@ -284,9 +284,9 @@ export interface RunbookSubject {
 
 /**
  * Runbooks that apply to a subject, best first. Score: a detector or alert fingerprint named in
- * applies_to 4, a resource type 2, the runbook's service among the subject's 1; a tenant runbook wins
- * a tie over a built-in one (the team's own words come first). A service-specific runbook applies only
- * to that service.
+ * applies_to 4, a resource type 2, and 3 more for a runbook written for the subject's service (the most
+ * specific advice); a tenant runbook wins a tie over a built-in one (the team's own words come first).
+ * A service-specific runbook applies only to that service.
  */
 export async function matchRunbooks(db: Db, tenantId: string, subject: RunbookSubject): Promise<Runbook[]> {
   const services = (subject.services ?? []).map((s) => s.toLowerCase());
@@ -298,7 +298,7 @@ export async function matchRunbooks(db: Db, tenantId: string, subject: RunbookSu
       if (subject.alertFingerprint && r.applies_to.alert_fingerprints.includes(subject.alertFingerprint))
         score += 4;
       if ((subject.resourceTypes ?? []).some((t) => r.applies_to.resource_types.includes(t))) score += 2;
-      if (score > 0 && r.service) score += 1;
+      if (score > 0 && r.service) score += 3;
       return { r, score };
     })
     .filter((x) => x.score > 0);
