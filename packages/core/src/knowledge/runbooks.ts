@@ -335,9 +335,13 @@ export async function runbooksForFinding(db: Db, tenantId: string, findingId: st
     select distinct fr.type, r.tags->>'service' as service
     from finding_resources fr left join resources r on r.tenant_id = fr.tenant_id and r.arn = fr.arn
     where fr.finding_id = ${f.id}`.execute(db);
-  return matchRunbooks(db, tenantId, {
+  const matched = await matchRunbooks(db, tenantId, {
     checkId: f.check_id,
     resourceTypes: resources.rows.map((r) => r.type),
     services: resources.rows.map((r) => r.service).filter((s): s is string => Boolean(s)),
   });
+  // Runbooks written for the finding's detector (or by the team) come alone when there are any: a
+  // built-in runbook that only shares a resource type is advice for another problem.
+  const direct = matched.filter((r) => r.source === 'tenant' || r.applies_to.detectors.includes(f.check_id));
+  return direct.length ? direct : matched;
 }
