@@ -148,8 +148,16 @@ export async function listTenantTools(db: Db, tenantId: string): Promise<TenantT
     });
   }
   for (const t of catalog.filter((x) => x.kind === 'agent_tool'))
-    out.push({ ...t, status: 'built_in', installed_at: null, settings: {} });
-  return out.map(({ kind: _kind, ...rest }) => ({ ...rest, kind: _kind }));
+    out.push({
+      id: t.id,
+      name: t.name,
+      category: t.category,
+      kind: t.kind,
+      status: 'built_in',
+      installed_at: null,
+      settings: {},
+    });
+  return out;
 }
 
 /** The catalog with `installed` for the tenant. */

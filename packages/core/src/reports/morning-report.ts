@@ -184,7 +184,7 @@ export async function topClusters(db: Db, tenantId: string, limit = TOP_CLUSTERS
   const rows = await sql<Omit<TopCluster, 'why'> & { detected_at: Date }>`
     select f.group_id, f.id as finding_id, f.title, f.severity, f.domain, f.check_id, f.regressed, f.detected_at,
            (select count(*)::int from finding_resources fr where fr.finding_id = f.id) as resources,
-           (select count(*)::int from findings d where d.group_id = f.group_id and d.status = 'confirmed') as duplicates,
+           (select count(*)::int from findings d where d.group_id = f.group_id and d.status = 'confirmed' and d.check_id <> f.check_id) as duplicates,
            coalesce(r.savings, 0)::float8 as savings_monthly
     from findings f left join recommendations r on r.finding_id = f.id
     where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress')
@@ -196,7 +196,9 @@ export async function topClusters(db: Db, tenantId: string, limit = TOP_CLUSTERS
       `${r.severity} ${r.domain} issue on ${plural(r.resources, 'resource')}`,
       r.regressed ? 'it came back after it was resolved' : null,
       r.savings_monthly > 0 ? `fixing it saves ${money(r.savings_monthly)}/month` : null,
-      r.duplicates > 0 ? `${plural(r.duplicates, 'duplicate sighting')} clustered into it` : null,
+      r.duplicates > 0
+        ? `${plural(r.duplicates, 'near-duplicate finding')} of other checks clustered into it`
+        : null,
     ]
       .filter(Boolean)
       .join('; '),
