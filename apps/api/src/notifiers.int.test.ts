@@ -2,7 +2,13 @@ import { createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectEnvironment, requestScan, runMorningReportJob, runScan } from '@opsi/core';
+import {
+  connectEnvironment,
+  notifyCriticalFindings,
+  requestScan,
+  runMorningReportJob,
+  runScan,
+} from '@opsi/core';
 import { JobProducer } from '@opsi/jobs';
 import { createLogger } from '@opsi/logger';
 import { createRedis } from '@opsi/redis';
@@ -247,6 +253,57 @@ describe('notifiers', () => {
     const queued = await producer.queue('reports').getJob(`deliver-${row!.id}`);
     expect(await queued!.getState()).toBe('failed');
     expect(queued!.attemptsMade).toBe(ATTEMPTS);
+  });
+
+  it('the critical findings a scan opens go to notifiers subscribed to finding.critical, once', async () => {
+    const d = await createTenantWithUser(t);
+    const dWrite = (await mintTestToken(t, d, 'read_write')).token;
+    const criticalPath = `/critical/${randomBytes(6).toString('hex')}`;
+    expect(
+      (
+        await install(
+          {
+            tool_id: 'webhook',
+            settings: {
+              url: `${receiverUrl}${criticalPath}`,
+              secret: webhookSecret,
+              events: ['finding.critical'],
+            },
+          },
+          dWrite,
+        )
+      ).status,
+    ).toBe(201);
+    await connectEnvironment(t.db, d.tenant.id, {
+      kind: 'demo',
+      seed: 7,
+      size: 'small',
+      epoch: '2026-11-01',
+    });
+    const scan = await runScan(t.db, (await requestScan(t.db, null, d.tenant.id, 'test')).id);
+    const critical = await t.db
+      .selectFrom('findings')
+      .select('id')
+      .where('tenant_id', '=', d.tenant.id)
+      .where('severity', '=', 'critical')
+      .where('status', '=', 'open')
+      .execute();
+    expect(critical.length).toBeGreaterThan(0);
+    expect(await notifyCriticalFindings(t.db, producer, d.tenant.id, scan.id, policy)).toBe(critical.length);
+    for (let i = 0; i < 200 && received.filter((r) => r.path === criticalPath).length < critical.length; i++)
+      await new Promise((r) => setTimeout(r, 50));
+    const got = received.filter((r) => r.path === criticalPath).map((r) => JSON.parse(r.body));
+    expect(got.map((e) => e.event)).toEqual(critical.map(() => 'finding.critical'));
+    expect(got.map((e) => e.data.finding.id).sort()).toEqual(critical.map((f) => f.id).sort());
+    // Asking again delivers nothing more; a morning report is not for this notifier.
+    expect(await notifyCriticalFindings(t.db, producer, d.tenant.id, scan.id, policy)).toBe(0);
+    const report = await runMorningReportJob(
+      t.db,
+      producer,
+      { tenantId: d.tenant.id, periodTo: new Date(), requestedBy: 'test' },
+      policy,
+    );
+    expect(report.deliveries).toBe(0);
   });
 
   it('no secret in any log line', () => {
