@@ -64,7 +64,10 @@ const statements = [
     updated_at timestamptz not null default now()
   )`,
   sql`create index runbooks_tenant on runbooks (tenant_id, updated_at desc)`,
-  sql`alter table learnings add column source text not null default 'user' check (source in ('user', 'agent', 'plan'))`,
+  // Resolution plans (issue 12) add learnings.source too, in an earlier migration: "if not exists" lets
+  // either land first, and the check applies to both.
+  sql`alter table learnings add column if not exists source text not null default 'user'`,
+  sql`alter table learnings add constraint learnings_source_known check (source in ('user', 'agent', 'plan'))`,
   sql`alter table learnings add column last_used_at timestamptz`,
   sql`alter table learnings add column used_count integer not null default 0`,
   sql`alter table learnings add column archived_at timestamptz`,
