@@ -9,6 +9,7 @@ import {
   notifyCriticalFindings,
   requestScan,
   runMorningReportJob,
+  runResilience,
   runScan,
   ScanBusy,
   secretBoxFor,
@@ -100,9 +101,20 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
+        // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
+        await producer.enqueue(
+          'pulse',
+          'resilience',
+          { tenant_id: payload.tenant_id, scan_id: scan.id },
+          { jobId: `resilience-${scan.id}` },
+        );
         if (scan.status === 'completed')
           await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
         return { scan_id: scan.id, status: scan.status };
+      },
+      resilience: async (payload) => {
+        const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
+        return { run_id: run.id, findings: run.findings, risks: run.risks, stats: run.stats };
       },
       reinvestigate: async (payload, ctx) => {
         try {

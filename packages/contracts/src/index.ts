@@ -4,3 +4,4 @@ export * from './runs';
 export * from './pulse';
 export * from './knowledge';
 export * from './reports';
+export * from './graph';

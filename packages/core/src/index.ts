@@ -22,3 +22,4 @@ export * from './integrations/secret-box';
 export * from './integrations/catalog';
 export * from './integrations/deliveries';
 export * from './knowledge/runbooks';
+export * from './graph';

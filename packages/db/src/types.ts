@@ -454,6 +454,24 @@ export interface RunbooksTable {
   updated_at: UpdatedAt;
 }
 
+/** One run of the resilience engine over a snapshot (the pulse.resilience job). */
+export interface ResilienceRunsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  snapshot_id: string | null;
+  scan_id: string | null;
+  status: 'computing' | 'ready' | 'failed';
+  started_at: CreatedAt;
+  finished_at: NullableTimestamp;
+  scenarios: Generated<number>;
+  /** Wire-shaped resilience findings, most severe first. */
+  findings: ColumnType<unknown[], string | undefined, string>;
+  /** Wire-shaped risks, as GET /graph/risks answers them for that snapshot. */
+  risks: ColumnType<unknown[], string | undefined, string>;
+  stats: ColumnType<Record<string, unknown>, string | undefined, string>;
+  error: string | null;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -488,6 +506,7 @@ export interface Database {
   tenant_tools: TenantToolsTable;
   notifier_deliveries: NotifierDeliveriesTable;
   runbooks: RunbooksTable;
+  resilience_runs: ResilienceRunsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

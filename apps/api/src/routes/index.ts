@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { graphRoutes } from './graph.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
@@ -18,6 +19,7 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...pulseRoutes,
   ...knowledgeRoutes,
+  ...graphRoutes,
   ...authRoutes,
   ...pageRoutes,
 ];
