@@ -305,25 +305,3 @@ export async function attemptDelivery(
     .execute();
   return { status: 'delivered', response_status: res.status };
 }
-
-/** A tenant's recent deliveries (never the target). */
-export function listDeliveries(db: Db, tenantId: string, limit = 50) {
-  return db
-    .selectFrom('notifier_deliveries')
-    .select([
-      'id',
-      'tool_id',
-      'event_kind',
-      'subject_id',
-      'status',
-      'attempts',
-      'last_error',
-      'response_status',
-      'created_at',
-      'delivered_at',
-    ])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('created_at', 'desc')
-    .limit(limit)
-    .execute();
-}
