@@ -344,6 +344,7 @@ describe('installing: 400s, roles, isolation', () => {
       { tool_id: 'slack', settings: { url: 'https://example.com/x', events: [] } },
       { tool_id: 'slack', settings: { url: 'https://example.com/x', colour: 'red' } },
       { tool_id: 'alertmanager', settings: { url: 'https://example.com/x' } },
+      { tool_id: 'cloudwatch_sns', settings: { events: ['report.morning'] } },
     ]) {
       const res = await install(body);
       expect(res.status, JSON.stringify(body)).toBe(400);

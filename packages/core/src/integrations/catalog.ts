@@ -224,8 +224,8 @@ export async function installTool(
       throw new BadRequest(`events must be a non-empty list of ${NOTIFIER_EVENTS.join(', ')}`);
     settings = { url_hint: urlHint(url), events: [...new Set(events)], signed: t.id === 'webhook' };
     sealed = box.seal(JSON.stringify({ url, secret: t.id === 'webhook' ? input.secret : null }));
-  } else if (input.url || input.secret) {
-    throw new BadRequest(`${t.id} takes no url or secret`);
+  } else if (input.url || input.secret || input.events) {
+    throw new BadRequest(`${t.id} takes no settings`);
   }
   return db.transaction().execute(async (tx) => {
     const existed = await tx
