@@ -5,7 +5,7 @@ import { sql, type Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { availableTools, buildAgentTools } from '../agent/tools';
-import { listLearnings } from '../knowledge/learnings';
+import { listLearnings, markLearningsUsed } from '../knowledge/learnings';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
@@ -27,6 +27,8 @@ export interface StartRunInput {
 }
 
 const CANCELLED = 'Run cancelled: its session was deleted.';
+const UUID_IN_TEXT = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+
 /** How many of the newest active learnings go with every agent turn (the rest stay reachable by tool). */
 const TURN_LEARNINGS = 50;
 
@@ -419,6 +421,8 @@ export async function executeRun(
         // The session was deleted while the turn ran: the reply has nowhere to go.
         if (!/foreign key/i.test(e.message)) throw e;
       });
+    // Learnings the answer cites (by id) were used: their use count and last use say which ones matter.
+    await markLearningsUsed(deps.db, run.tenant_id, reply.match(UUID_IN_TEXT) ?? []);
     await end('run.completed', { reply });
     return { outcome: 'completed' as const };
   } catch (e) {
