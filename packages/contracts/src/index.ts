@@ -4,4 +4,5 @@ export * from './runs';
 export * from './pulse';
 export * from './knowledge';
 export * from './plan-review';
+export * from './reports';
 export * from './graph';
