@@ -4,6 +4,7 @@ import { authRoutes } from './auth.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
+import { planRoutes } from './plans.routes';
 import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
@@ -17,6 +18,7 @@ export const routes: RouteSpec[] = [
   ...agentRoutes,
   ...sessionRoutes,
   ...pulseRoutes,
+  ...planRoutes,
   ...knowledgeRoutes,
   ...authRoutes,
   ...pageRoutes,
