@@ -1,6 +1,6 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { generateText, type LanguageModel } from 'ai';
+import { streamText, type LanguageModel } from 'ai';
 import { ANTHROPIC_BASE_URL, type EngineConfig } from './index';
 import { describeModelError } from './loop';
 
@@ -67,15 +67,19 @@ export function createPlanDrafter(c: EngineConfig) {
           fix_command: s.fix_command,
         })),
       });
-      let text: string;
+      let text = '';
       try {
-        ({ text } = await generateText({
+        const result = streamText({
           model,
           system: SYSTEM,
           prompt,
           abortSignal: signal,
           maxRetries: c.maxRetries ?? 2,
-        }));
+        });
+        for await (const part of result.fullStream) {
+          if (part.type === 'text-delta') text += part.text;
+          else if (part.type === 'error') throw part.error;
+        }
       } catch (e) {
         throw new Error(describeModelError(e, c.apiKey ? [c.apiKey] : []), { cause: e });
       }

@@ -23,6 +23,8 @@ describe('loadConfig', () => {
     expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse']);
     expect(c.WORKER_CONCURRENCY_AGENT).toBe(3);
     expect(() => loadConfig({ WORKER_QUEUES: 'agent,mail' })).toThrow(ConfigError);
+    // A default worker (and npm start) serves the resolution plans' jobs too.
+    expect(loadConfig({}).WORKER_QUEUES).toEqual(['agent', 'pulse', 'plans']);
     expect(() => loadConfig({ AGENT_ENGINE: 'scripted', NODE_ENV: 'production' })).toThrow(/scripted/);
     expect(() => loadConfig({ BULL_BOARD_ENABLED: 'true' })).toThrow(/OPERATOR_USER/);
   });
