@@ -44,11 +44,12 @@ async function clusterResources(db: Db, tenantId: string, groupId: string, prima
     region: string;
     account_id: string;
     attributes: Record<string, unknown> | null;
+    tags: Record<string, string> | null;
     action_type: string;
     savings: number;
   }>`
     select distinct on (fr.arn) fr.arn, fr.type, fr.native_id, fr.name, fr.region, fr.account_id,
-           case when r.deleted_at is null then r.attributes end as attributes,
+           case when r.deleted_at is null then r.attributes end as attributes, r.tags,
            fr.action_type, fr.savings::float8 as savings, (f.id = ${primaryId}) as primary_first
     from finding_resources fr
     join findings f on f.id = fr.finding_id
@@ -68,6 +69,7 @@ async function clusterResources(db: Db, tenantId: string, groupId: string, prima
     region: r.region,
     account_id: r.account_id,
     attributes: r.attributes,
+    tags: r.tags ?? {},
     action_type: r.action_type,
     savings: Number(r.savings),
   }));
@@ -85,13 +87,7 @@ async function matchingLearnings(db: Db, tenantId: string, resources: PlanResour
   const ids = resources
     .flatMap((r) => [r.native_id, ...(r.name ? [r.name] : [])])
     .filter((s) => s.length >= 4);
-  const services = [
-    ...new Set(
-      resources
-        .map((r) => (r.attributes?.tags as Record<string, string> | undefined)?.service)
-        .filter((s): s is string => !!s),
-    ),
-  ];
+  const services = [...new Set(resources.map((r) => r.tags?.service).filter((s): s is string => !!s))];
   if (!ids.length && !services.length) return [];
   const rows = await sql<{ id: string; fact: string }>`
     select id, fact from learnings
@@ -656,9 +652,7 @@ export async function executeFinalizePlan(
         .where('fix_command', 'is not', null)
         .orderBy('seq')
         .execute();
-      const service = resources
-        .map((r) => (r.attributes?.tags as Record<string, string> | undefined)?.service)
-        .find((s) => !!s);
+      const service = resources.map((r) => r.tags?.service).find((s) => !!s);
       const fact =
         `Resolved "${finding.title}" (${finding.check_id}) with a verified plan on ${at.toISOString().slice(0, 10)}${fixes.length ? `: ${fixes.map((f) => f.fix_command).join(' ; ')}` : ''}. The final check's detection query returned no row.`.slice(
           0,

@@ -14,6 +14,9 @@ import { getPlan } from './plans';
 let t: TestContext;
 let a: TestMember;
 let spec: DemoSpec;
+let learning: { id: string };
+let learningFinding: string;
+let volumeId: string;
 const plans: Array<Awaited<ReturnType<typeof getPlan>> & { check_id: string }> = [];
 
 beforeAll(async () => {
@@ -28,6 +31,26 @@ beforeAll(async () => {
     .where('tenant_id', '=', a.tenant.id)
     .where('status', '=', 'open')
     .execute();
+  // A taught fact about one volume: its plan cites it.
+  const volume = await t.db
+    .selectFrom('finding_resources as fr')
+    .innerJoin('findings as f', 'f.id', 'fr.finding_id')
+    .select(['fr.native_id', 'f.id'])
+    .where('f.tenant_id', '=', a.tenant.id)
+    .where('f.check_id', '=', 'finops.ebs_unattached')
+    .orderBy('fr.native_id')
+    .executeTakeFirstOrThrow();
+  learning = await t.db
+    .insertInto('learnings')
+    .values({
+      tenant_id: a.tenant.id,
+      fact: `${volume.native_id} holds the 2024 ETL replay; the data team keeps a copy in S3.`,
+      created_by: 'user:test',
+    })
+    .returning(['id'])
+    .executeTakeFirstOrThrow();
+  learningFinding = volume.id;
+  volumeId = volume.native_id;
   for (const f of findings) {
     const plan = await t.db
       .insertInto('resolution_plans')
@@ -65,6 +88,21 @@ describe('remediation knowledge', () => {
     // Most detectors' findings carry at least one exact fix the demo applies.
     const withFix = new Set(plans.filter((p) => p.steps.some((s) => s.fix_command)).map((p) => p.check_id));
     expect(withFix.size).toBeGreaterThanOrEqual(28);
+  });
+
+  it('cites the tenant’s learnings about the cluster’s resources, and only in that plan', () => {
+    const citing = plans.filter((p) =>
+      p.steps.some((s) => s.citations.some((c) => c.kind === 'learning' && c.ref === learning.id)),
+    );
+    expect(citing.map((p) => p.finding_id)).toContain(learningFinding);
+    // Every plan citing it is about that volume (another check on the same volume cites it too).
+    for (const p of citing) {
+      expect(p.steps[0]!.instructions).toContain('2024 ETL replay');
+      expect(
+        p.steps.some((s) => s.citations.some((c) => c.kind === 'resource' && c.ref.endsWith(volumeId))),
+      ).toBe(true);
+    }
+    expect(citing.length).toBeLessThan(plans.length / 10);
   });
 
   it('fix commands apply to the demo in order, and then every step check passes', async () => {

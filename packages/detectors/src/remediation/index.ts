@@ -19,6 +19,7 @@ export interface PlanResource {
   region: string;
   account_id: string;
   attributes: Record<string, unknown> | null;
+  tags?: Record<string, string>;
   action_type: string;
   savings: number;
 }
@@ -186,7 +187,7 @@ function sgRemediation(covers: ((rule: RuleRef) => boolean) | null, why: string)
 function snapshotFirst(input: RemediationInput, r: PlanResource, what: string): StepDraft {
   return step(input, {
     title: `Keep a copy of ${r.native_id} if anyone may need it`,
-    text: `Before deleting ${what} ${nameOf(r)}, ask its owner (tags: ${JSON.stringify((r.attributes?.tags as object) ?? {})}) whether the data is still needed; if so, take a snapshot in the console or with the AWS CLI and wait until it is completed.`,
+    text: `Before deleting ${what} ${nameOf(r)}, ask its owner${r.tags?.owner ? ` (${r.tags.owner})` : r.tags?.team ? ` (team ${r.tags.team})` : ''} whether the data is still needed; if so, take a snapshot in the console or with the AWS CLI and wait until it is completed.`,
     r,
     confirm: 'Confirm once the owner agreed or the snapshot is completed.',
   });
@@ -301,7 +302,7 @@ const ebsDelete: Remedy = (input) => {
       (r) =>
         step(input, {
           title: `Delete volume ${r.native_id}`,
-          text: `The evidence shows ${nameOf(r)} (${String(attr(r, 'size'))} GiB ${String(attr(r, 'volume_type'))}) is attached to no instance and costs $${r.savings.toFixed(2)} a month. Delete it.`,
+          text: `The evidence shows ${nameOf(r)}, ${String(attr(r, 'size'))} GiB ${String(attr(r, 'volume_type'))}, is attached to no instance and costs $${r.savings.toFixed(2)} a month. Delete it.`,
           r,
           fix: `aws ec2 delete-volume --volume-id ${r.native_id}${rg(r)}`,
           expect: { kind: 'absent' },
