@@ -4,3 +4,4 @@ export * from './runs';
 export * from './pulse';
 export * from './knowledge';
 export * from './plans';
+export * from './graph';

@@ -16,3 +16,4 @@ export * from './pulse/reinvestigate';
 export * from './agent/tools';
 export * from './knowledge/learnings';
 export * from './plans/index';
+export * from './graph';
