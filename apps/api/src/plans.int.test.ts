@@ -279,6 +279,9 @@ describe('the wizard’s refusals', () => {
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(typeof res.body.detail).toBe('string');
     }
+    // No body at all is the same missing reason.
+    const bare = await call(url, 'POST', `/api/pulse/plans/${plan.id}/steps/${seq}/skip`, { token: aWrite });
+    expect(bare.status).toBe(400);
     expect((await getPlan(plan.id)).steps[0]!.status).toBe('pending');
   });
 
@@ -466,6 +469,34 @@ describe('sharing, failure and staleness', () => {
     expect(regen.status).toBe(202);
     expect((await post(`/api/pulse/plans/${ready.id}/regenerate`)).status).toBe(409);
     await until(ready.id, (p) => p.status === 'ready', 'ready again');
+  }, 60_000);
+
+  it('a resolved cluster that regresses gets its plan generated again (next attempt), resolved ones answer 200', async () => {
+    const plan = await t.db
+      .selectFrom('resolution_plans')
+      .select(['id', 'finding_id', 'attempt'])
+      .where('tenant_id', '=', a.tenant.id)
+      .where('status', '=', 'resolved')
+      .orderBy('created_at')
+      .executeTakeFirstOrThrow();
+    const same = await post(`/api/pulse/findings/${plan.finding_id}/resolution-plan`);
+    expect(same.status).toBe(200);
+    expect(same.body).toMatchObject({ id: plan.id, status: 'resolved' });
+    expect((await post(`/api/pulse/plans/${plan.id}/regenerate`)).status).toBe(409);
+    // The issue is back (a regression reopens the finding): the plan is generated again.
+    await call(url, 'PATCH', `/api/v1/pulse/findings/${plan.finding_id}/status`, {
+      token: aWrite,
+      body: { status: 'open' },
+    });
+    const again = await post(`/api/pulse/findings/${plan.finding_id}/resolution-plan`);
+    expect(again.status).toBe(202);
+    expect(again.body).toMatchObject({
+      id: plan.id,
+      status: 'generating',
+      attempt: plan.attempt + 1,
+      final_check: null,
+    });
+    await until(plan.id, (p) => p.status === 'ready', 'ready');
   }, 60_000);
 
   it('a plan goes stale when the finding’s evidence changes under it (demo advance + scan), not on a plain re-scan', async () => {
