@@ -406,13 +406,25 @@ export async function requestVerify(db: Db, producer: JobProducer, auth: Auth, p
   });
   // While a check of the step is queued or running (retries included), asking again answers that job.
   const key = `plan-${planId}-verify-${seq}`;
-  const job = await producer.enqueue(
-    'plans',
-    'verify',
-    { tenant_id: auth.tenant.id, plan_id: planId, seq, user_id: auth.user.id },
-    { deduplication: { id: key }, jobId: `${key}-${randomUUID()}` },
-  );
-  return { job_id: String(job.id), status: 'verifying' };
+  try {
+    const job = await producer.enqueue(
+      'plans',
+      'verify',
+      { tenant_id: auth.tenant.id, plan_id: planId, seq, user_id: auth.user.id },
+      { deduplication: { id: key }, jobId: `${key}-${randomUUID()}` },
+    );
+    return { job_id: String(job.id), status: 'verifying' };
+  } catch (e) {
+    // Not queued: the step must not stay `verifying` (confirm and skip refuse a step being verified).
+    await db
+      .updateTable('resolution_plan_steps')
+      .set({ status: 'pending' })
+      .where('plan_id', '=', planId)
+      .where('seq', '=', seq)
+      .where('status', '=', 'verifying')
+      .execute();
+    throw e;
+  }
 }
 
 /**
