@@ -34,6 +34,18 @@ export class JobProducer {
     return this.queue(queue).add(job, data, { ...definition.options, ...options });
   }
 
+  /**
+   * How many workers listen on a queue now (BullMQ names worker connections and reads CLIENT LIST), or
+   * null where the server does not tell (some managed Redis refuse CLIENT LIST).
+   */
+  async workerCount(name: QueueName): Promise<number | null> {
+    try {
+      return await this.queue(name).getWorkersCount();
+    } catch {
+      return null;
+    }
+  }
+
   async close(): Promise<void> {
     await Promise.all([...this.queues.values()].map((q) => q.close()));
     this.queues.clear();

@@ -189,6 +189,7 @@ const CAPABILITIES = [
   'what changed since yesterday, and who changed it (CloudTrail)',
   'how to fix a finding (its recommendation and the query that found it)',
   'what depends on a resource (its blast radius) and what it is connected to',
+  'what breaks if a resource or an availability zone fails, and what our single points of failure and toxic combinations are',
   'how many resources of a kind there are',
 ];
 
