@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { createEngine, createPlanDrafter } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
+  attemptDelivery,
   cancelChannel,
   abandonFinalize,
   executeFinalizePlan,
@@ -10,10 +11,13 @@ import {
   executeRun,
   executeVerifyStep,
   type PlanDrafter,
+  notifyCriticalFindings,
   requestScan,
+  runMorningReportJob,
   runResilience,
   runScan,
   ScanBusy,
+  secretBoxFor,
   sweepRuns,
   type JobState,
 } from '@opsi/core';
@@ -89,8 +93,12 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     maxRetries: config.AGENT_MAX_RETRIES,
   }) as PlanDrafter | undefined;
 
-  // Handlers per queue. A queue whose jobs arrive with later work (reports) has none yet, and a pool
-  // configured for it refuses to start rather than take jobs it cannot do.
+  const delivery = {
+    attempts: config.NOTIFY_ATTEMPTS,
+    backoffMs: config.NOTIFY_BACKOFF_MS,
+    timeoutMs: config.NOTIFY_TIMEOUT_MS,
+  };
+  // Handlers per queue: every declared queue has them.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
     pulse: {
       scan: async (payload, ctx) => {
@@ -100,19 +108,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           scanId = (await requestScan(deps.db, null, payload.tenant_id, 'schedule')).id;
           await ctx.job.updateData({ ...payload, scan_id: scanId });
         }
+        let scan;
         try {
-          const scan = await runScan(deps.db, scanId);
-          // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
-          await producer.enqueue(
-            'pulse',
-            'resilience',
-            { tenant_id: payload.tenant_id, scan_id: scan.id },
-            { jobId: `resilience-${scan.id}` },
-          );
-          return { scan_id: scan.id, status: scan.status };
+          scan = await runScan(deps.db, scanId);
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
+        // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
+        await producer.enqueue(
+          'pulse',
+          'resilience',
+          { tenant_id: payload.tenant_id, scan_id: scan.id },
+          { jobId: `resilience-${scan.id}` },
+        );
+        if (scan.status === 'completed')
+          await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
+        return { scan_id: scan.id, status: scan.status };
       },
       resilience: async (payload) => {
         const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
@@ -155,6 +166,33 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           throw e;
         }
       },
+    },
+    reports: {
+      morning: async (payload, ctx) => {
+        // A scheduled job names no period end: record one, so a retry writes the same period's report.
+        let periodTo = payload.period_to;
+        if (!periodTo) {
+          periodTo = new Date().toISOString();
+          await ctx.job.updateData({ ...payload, period_to: periodTo });
+        }
+        return runMorningReportJob(
+          deps.db,
+          producer,
+          {
+            tenantId: payload.tenant_id,
+            periodTo: new Date(periodTo),
+            requestedBy: payload.requested_by ?? 'schedule',
+          },
+          delivery,
+        );
+      },
+      deliver: (payload, ctx) =>
+        attemptDelivery(deps.db, secretBoxFor(config), payload.delivery_id, {
+          tenantId: payload.tenant_id,
+          lastAttempt: ctx.job.attemptsStarted >= (ctx.job.opts.attempts ?? 1),
+          timeoutMs: config.NOTIFY_TIMEOUT_MS,
+          publicUrl: config.publicUrl,
+        }),
     },
     agent: {
       turn: (payload, ctx) =>

@@ -4,4 +4,6 @@ export * from './runs';
 export * from './pulse';
 export * from './knowledge';
 export * from './plans';
+export * from './plan-review';
+export * from './reports';
 export * from './graph';

@@ -200,3 +200,16 @@ export interface LearningList {
   }>;
   count: number;
 }
+
+export interface RunbookList {
+  runbooks: Array<{
+    id: string;
+    title: string;
+    service: string | null;
+    source: 'built_in' | 'tenant';
+    applies_to: { detectors: string[]; resource_types: string[]; alert_fingerprints: string[] };
+    steps: string[];
+  }>;
+  count: number;
+  error?: string;
+}

@@ -17,7 +17,7 @@ import { describeDemo, PriceBook, refreshResources, type InventoryResource } fro
 import { appendAudit } from '../audit/audit-log';
 import { demoSpec } from '../inventory/scans';
 import { evidenceFingerprint, recordPlanAction } from './plans';
-import { runbookStepsFor } from './runbooks';
+import { runbookStepsFor, type PlanRunbook } from './runbooks';
 import { validatePlanSteps, type PlanStepDraft } from './validate';
 
 /** A hosted model that rewrites the built-in steps; its draft is validated like the built-in one. */
@@ -144,7 +144,7 @@ async function buildPlan(
 function withKnowledge(
   steps: StepDraft[],
   learnings: Array<{ id: string; fact: string }>,
-  runbook: Array<{ runbook_id: string; text: string }>,
+  runbook: PlanRunbook | null,
   input: RemediationInput,
 ): StepDraft[] {
   const out = steps.map((s) => ({ ...s, citations: [...s.citations] }));
@@ -152,19 +152,25 @@ function withKnowledge(
     out[0].instructions += ` Team knowledge: ${learnings.map((l) => `“${l.fact}”`).join(' ')}`;
     out[0].citations.push(...learnings.map((l) => ({ kind: 'learning' as const, ref: l.id })));
   }
-  if (runbook.length && out.length < 7) {
+  if (!runbook) return out;
+  const text = runbook.steps.map((t, i) => `${i + 1}. ${t}`).join(' ');
+  if (runbook.source === 'tenant' && out.length < 7) {
+    // The team's own runbook comes first, as a step of its own.
     out.unshift({
-      title: 'Follow your runbook',
-      instructions: runbook.map((r, i) => `${i + 1}. ${r.text}`).join(' '),
+      title: `Follow your runbook: ${runbook.title}`.slice(0, 200),
+      instructions: text.slice(0, 4000),
       citations: [
         { kind: 'finding', ref: input.findingId },
-        ...[...new Set(runbook.map((r) => r.runbook_id))].map((ref) => ({ kind: 'runbook' as const, ref })),
+        { kind: 'runbook', ref: runbook.runbook_id },
       ],
       fix_command: null,
       verification: null,
       check: null,
       how_to_confirm: 'Confirm once the runbook’s steps are done.',
     });
+  } else if (out[0]) {
+    out[0].instructions = `${out[0].instructions} Runbook “${runbook.title}”: ${text}`.slice(0, 4000);
+    out[0].citations.push({ kind: 'runbook', ref: runbook.runbook_id });
   }
   return out;
 }
@@ -230,7 +236,7 @@ export async function executeGeneratePlan(deps: PlanJobDeps, tenantId: string, p
           evidenceRef: built.input.evidenceRef,
           resources: built.input.resources,
           learningIds: built.learnings.map((l) => l.id),
-          runbookIds: built.runbook.map((r) => r.runbook_id),
+          runbookIds: built.runbook ? [built.runbook.runbook_id] : [],
           rationale: built.input.recommendation?.rationale ?? '',
         };
         const builtInProblems = validatePlanSteps(

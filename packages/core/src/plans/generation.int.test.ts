@@ -17,6 +17,7 @@ let spec: DemoSpec;
 let learning: { id: string };
 let learningFinding: string;
 let volumeId: string;
+let runbook: { id: string };
 const plans: Array<Awaited<ReturnType<typeof getPlan>> & { check_id: string }> = [];
 
 beforeAll(async () => {
@@ -50,6 +51,23 @@ beforeAll(async () => {
     .returning(['id'])
     .executeTakeFirstOrThrow();
   learningFinding = volume.id;
+  // The team's own runbook for databases without backups: it becomes the first step of their plans.
+  runbook = await t.db
+    .insertInto('runbooks')
+    .values({
+      tenant_id: a.tenant.id,
+      title: 'Backups for our databases',
+      service: null,
+      applies_to: JSON.stringify({
+        detectors: ['sre.rds_no_backups'],
+        resource_types: [],
+        alert_fingerprints: [],
+      }),
+      steps: JSON.stringify(['Tell #dba before changing retention.', 'Use 14 days for prod.']),
+      created_by: 'user:test',
+    })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   volumeId = volume.native_id;
   for (const f of findings) {
     const plan = await t.db
@@ -97,12 +115,30 @@ describe('remediation knowledge', () => {
     expect(citing.map((p) => p.finding_id)).toContain(learningFinding);
     // Every plan citing it is about that volume (another check on the same volume cites it too).
     for (const p of citing) {
-      expect(p.steps[0]!.instructions).toContain('2024 ETL replay');
+      expect(p.steps.some((s) => s.instructions.includes('2024 ETL replay'))).toBe(true);
       expect(
         p.steps.some((s) => s.citations.some((c) => c.kind === 'resource' && c.ref.endsWith(volumeId))),
       ).toBe(true);
     }
     expect(citing.length).toBeLessThan(plans.length / 10);
+  });
+
+  it('puts the tenant’s runbook first, and quotes the built-in runbooks of the other detectors', () => {
+    const backups = plans.filter((p) => p.check_id === 'sre.rds_no_backups');
+    expect(backups.length).toBeGreaterThan(0);
+    for (const p of backups) {
+      expect(p.steps[0]!.title).toBe('Follow your runbook: Backups for our databases');
+      expect(p.steps[0]!.instructions).toBe(
+        '1. Tell #dba before changing retention. 2. Use 14 days for prod.',
+      );
+      expect(p.steps[0]!.citations).toContainEqual({ kind: 'runbook', ref: runbook.id });
+      expect(p.steps[0]!.how_to_confirm).toBeTruthy();
+    }
+    const builtIn = plans.filter((p) =>
+      p.steps[0]!.citations.some((c) => c.kind === 'runbook' && c.ref.startsWith('builtin:')),
+    );
+    expect(builtIn.length).toBeGreaterThan(10);
+    for (const p of builtIn) expect(p.steps[0]!.instructions).toMatch(/Runbook “/);
   });
 
   it('fix commands apply to the demo in order, and then every step check passes', async () => {

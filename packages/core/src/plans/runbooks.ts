@@ -1,17 +1,31 @@
 import type { Db } from '@opsi/db';
 import type { PlanResource } from '@opsi/detectors';
+import { matchRunbooks } from '../knowledge/runbooks';
+
+export interface PlanRunbook {
+  runbook_id: string;
+  title: string;
+  source: 'built_in' | 'tenant';
+  steps: string[];
+}
 
 /**
- * The seam between resolution plans and runbooks: the steps of the tenant's runbooks (and built-in
- * ones) that apply to a finding, each with the runbook it comes from. Runbooks are being built apart
- * (issue 15: `applies_to {detectors, resource_types, alert_fingerprints}`); until they exist this answers
- * nothing, and plan generation already puts what it answers first, as a "Follow your runbook" step,
- * cited by runbook id.
+ * The runbook that applies best to a finding (its detector, its resources' types and service tags, as
+ * `matchRunbooks` scores them), for its plan: a tenant's own runbook becomes the plan's first step, a
+ * built-in one is quoted in the first step's instructions. Cited by runbook id either way.
  */
 export async function runbookStepsFor(
-  _db: Db,
-  _tenantId: string,
-  _finding: { checkId: string; resources: PlanResource[] },
-): Promise<Array<{ runbook_id: string; text: string }>> {
-  return [];
+  db: Db,
+  tenantId: string,
+  finding: { checkId: string; resources: PlanResource[] },
+): Promise<PlanRunbook | null> {
+  const services = [
+    ...new Set(finding.resources.map((r) => r.tags?.service).filter((s): s is string => !!s)),
+  ];
+  const [best] = await matchRunbooks(db, tenantId, {
+    checkId: finding.checkId,
+    resourceTypes: [...new Set(finding.resources.map((r) => r.type))],
+    services,
+  });
+  return best ? { runbook_id: best.id, title: best.title, source: best.source, steps: best.steps } : null;
 }

@@ -1,6 +1,7 @@
 /** Resources: what is wrong with one, what depends on it, what it is connected to, what costs the most, how many there are. */
 import { isReferenceOnly } from '../parse';
 import type {
+  LearningList,
   BlastRadius,
   FindingList,
   GraphRisksOut,
@@ -204,6 +205,15 @@ async function resourceAnswer(ctx: Ctx, r: ResourceDetail, alsoNamed?: ResourceR
       );
   } else {
     parts.push(skippedNote(ctx, ['recent_changes'], 'say who changed it') ?? '');
+  }
+  // What the team taught about the resource's service is part of what is wrong with it (a known
+  // month-end peak, a change window): cited by id, so the use is counted.
+  if (service && box.has('list_learnings')) {
+    const taught = ok(await box.call<LearningList>('list_learnings', { service, limit: 5 }))?.learnings ?? [];
+    if (taught.length)
+      parts.push(
+        `What the team has recorded about service ${service}:\n${bullets(taught.map((l) => `${l.fact} — learning ${l.id}`))}`,
+      );
   }
   if (r.console_url) parts.push(`Console: ${r.console_url}`);
   const also = alsoNamedNote(alsoNamed);
