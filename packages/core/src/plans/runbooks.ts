@@ -22,10 +22,12 @@ export async function runbookStepsFor(
   const services = [
     ...new Set(finding.resources.map((r) => r.tags?.service).filter((s): s is string => !!s)),
   ];
-  const [best] = await matchRunbooks(db, tenantId, {
+  const matched = await matchRunbooks(db, tenantId, {
     checkId: finding.checkId,
     resourceTypes: [...new Set(finding.resources.map((r) => r.type))],
     services,
   });
+  // The team's own runbook, when one applies at all, before any built-in one.
+  const best = matched.find((r) => r.source === 'tenant') ?? matched[0];
   return best ? { runbook_id: best.id, title: best.title, source: best.source, steps: best.steps } : null;
 }
