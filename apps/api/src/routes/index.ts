@@ -6,6 +6,7 @@ import { graphRoutes } from './graph.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
+import { planRoutes } from './plans.routes';
 import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
@@ -19,6 +20,7 @@ export const routes: RouteSpec[] = [
   ...agentRoutes,
   ...sessionRoutes,
   ...pulseRoutes,
+  ...planRoutes,
   ...knowledgeRoutes,
   ...ciRoutes,
   ...graphRoutes,
