@@ -4,7 +4,17 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.data/**', '.turbo/**', 'coverage/**', 'docs/openapi.json'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.data/**',
+      '.turbo/**',
+      'coverage/**',
+      'docs/openapi.json',
+      'packages/sdk/src/openapi.gen.ts',
+      'apps/cli/dist/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,6 +1,8 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { cliLoginRoutes } from './cli-login.routes';
+import { docsRoutes } from './docs.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
@@ -20,4 +22,6 @@ export const routes: RouteSpec[] = [
   ...knowledgeRoutes,
   ...authRoutes,
   ...pageRoutes,
+  ...cliLoginRoutes,
+  ...docsRoutes,
 ];
