@@ -219,3 +219,4 @@ export async function startTestWorker(t: TestContext, config: Partial<Config> = 
 export function script(steps: unknown[]): string {
   return `script:${JSON.stringify(steps)}`;
 }
+export * from './cli';
