@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { Context, type GlobalOptions } from './context';
-import { CliError, EXIT, exitCodeOf } from './exit-codes';
+import type { Context, GlobalOptions } from './context';
+import { CliError, EXIT } from './exit-codes';
 
 // `opsi`: the command line of the Operations Intelligence Service. Command modules are imported when
 // their command runs, so `opsi --help` loads commander and nothing else.
@@ -22,11 +22,13 @@ function run(load: () => Promise<Action>) {
     const positional = args.slice(0, -1);
     let ctx: Context | undefined;
     try {
+      const { Context } = await import('./context');
       ctx = new Context(command.optsWithGlobals() as GlobalOptions);
       const action = await load();
       const code = await action(ctx, ...positional);
       process.exitCode = typeof code === 'number' ? code : EXIT.ok;
     } catch (error) {
+      const { exitCodeOf } = await import('./exit-status');
       const code = exitCodeOf(error);
       const message = errorLine(ctx, error);
       if (ctx?.json) {
