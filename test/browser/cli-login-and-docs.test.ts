@@ -226,6 +226,12 @@ describe('the API reference page', () => {
     // Open one operation: its schema renders too.
     await page.locator('.opblock-summary-path', { hasText: '/api/v1/pulse/findings' }).first().click();
     await page.locator('.opblock.is-open .responses-wrapper').waitFor();
+    // Its example is the real answer recorded by npm run openapi:examples.
+    const example = document.paths['/api/v1/pulse/findings'].get.responses['200'].content['application/json']
+      .example as { findings: Array<{ id: string }> };
+    await expect
+      .poll(() => page.locator('.opblock.is-open .responses-wrapper').textContent())
+      .toContain(example.findings[0]!.id);
     expect(requests.filter((u) => !u.startsWith(base) && !u.startsWith('data:'))).toEqual([]);
     expect(violations).toEqual([]);
     expect(problems).toEqual([]);

@@ -24,6 +24,13 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "service": "opsi",
+                         *       "api_version": "v1",
+                         *       "revision": "test-revision"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Version"];
                     };
                 };
@@ -60,6 +67,27 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *         "email": "acme-fda06b@example.com",
+                         *         "name": "acme-fda06b",
+                         *         "role": "owner"
+                         *       },
+                         *       "tenant": {
+                         *         "id": "2ad1d898-32d4-4d57-849b-95bb130ee583",
+                         *         "slug": "acme",
+                         *         "name": "Tenant acme",
+                         *         "tier": "team"
+                         *       },
+                         *       "token": {
+                         *         "id": "0c1c8a80-d738-4cde-a203-ca82f466c6ae",
+                         *         "scope": "read_write",
+                         *         "expires_at": null
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["Me"];
                     };
                 };
@@ -114,6 +142,106 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "tools": [
+                         *         {
+                         *           "name": "list_findings",
+                         *           "description": "List findings (problems found in the cloud inventory), filtered by domain, severity or status. Default: active ones (open, acknowledged, in progress), most severe first.",
+                         *           "input_schema": {
+                         *             "type": "object",
+                         *             "properties": {
+                         *               "domain": {
+                         *                 "type": "string",
+                         *                 "enum": [
+                         *                   "finops",
+                         *                   "security",
+                         *                   "sre"
+                         *                 ]
+                         *               },
+                         *               "severity": {
+                         *                 "type": "string",
+                         *                 "enum": [
+                         *                   "critical",
+                         *                   "high",
+                         *                   "medium"
+                         *                 ]
+                         *               },
+                         *               "status": {
+                         *                 "type": "string",
+                         *                 "enum": [
+                         *                   "open",
+                         *                   "acknowledged",
+                         *                   "in_progress"
+                         *                 ]
+                         *               },
+                         *               "service": {
+                         *                 "description": "Only findings on resources tagged service=<this>",
+                         *                 "type": "string"
+                         *               },
+                         *               "account_id": {
+                         *                 "type": "string"
+                         *               },
+                         *               "sort_by": {
+                         *                 "default": "severity",
+                         *                 "type": "string",
+                         *                 "enum": [
+                         *                   "severity",
+                         *                   "savings",
+                         *                   "date"
+                         *                 ]
+                         *               },
+                         *               "limit": {
+                         *                 "default": 15,
+                         *                 "type": "integer",
+                         *                 "minimum": 1,
+                         *                 "maximum": 50
+                         *               },
+                         *               "offset": {
+                         *                 "default": 0,
+                         *                 "description": "Skip this many: for the next page when total is more than limit",
+                         *                 "type": "integer",
+                         *                 "minimum": 0,
+                         *                 "maximum": 9007199254740991
+                         *               }
+                         *             }
+                         *           }
+                         *         },
+                         *         {
+                         *           "name": "get_finding",
+                         *           "description": "One finding in detail: narrative, resources with monthly cost and console links, the recommendation with savings and effort, and the evidence (the exact queries that found it).",
+                         *           "input_schema": {
+                         *             "type": "object",
+                         *             "properties": {
+                         *               "id": {
+                         *                 "type": "string",
+                         *                 "format": "uuid",
+                         *                 "pattern": "^([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[1-8][0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}|00000000-0000-0000-0000-000000000000|ffffffff-ffff-ffff-ffff-ffffffffffff)$"
+                         *               }
+                         *             },
+                         *             "required": [
+                         *               "id"
+                         *             ]
+                         *           }
+                         *         },
+                         *         {
+                         *           "name": "savings_summary",
+                         *           "description": "Savings at stake across active findings (each resource counted once), open findings by domain and severity, and the top recommendations by savings.",
+                         *           "input_schema": {
+                         *             "type": "object",
+                         *             "properties": {
+                         *               "top": {
+                         *                 "default": 5,
+                         *                 "type": "integer",
+                         *                 "minimum": 1,
+                         *                 "maximum": 20
+                         *               }
+                         *             }
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["ToolList"];
                     };
                 };
@@ -168,6 +296,42 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "tokens": [
+                         *         {
+                         *           "id": "1eb53816-8a44-4dcf-906d-48359fb4b3c6",
+                         *           "name": "deploy-bot",
+                         *           "scope": "read",
+                         *           "token_hint": "opsi_ZeDcETfI",
+                         *           "created_at": "2026-11-24T22:15:26.745Z",
+                         *           "expires_at": "2026-12-24T22:15:26.745Z",
+                         *           "last_used_at": null,
+                         *           "revoked_at": null
+                         *         },
+                         *         {
+                         *           "id": "de0b2d74-710a-4923-b0a1-6524eebaee28",
+                         *           "name": "old-laptop",
+                         *           "scope": "read",
+                         *           "token_hint": "opsi_NOVxXX_G",
+                         *           "created_at": "2026-11-24T22:15:26.602Z",
+                         *           "expires_at": null,
+                         *           "last_used_at": null,
+                         *           "revoked_at": null
+                         *         },
+                         *         {
+                         *           "id": "0c1c8a80-d738-4cde-a203-ca82f466c6ae",
+                         *           "name": "ci-pipeline",
+                         *           "scope": "read_write",
+                         *           "token_hint": "opsi_WTkvxMRZ",
+                         *           "created_at": "2026-11-24T22:15:26.264Z",
+                         *           "expires_at": null,
+                         *           "last_used_at": "2026-11-24T22:15:26.478Z",
+                         *           "revoked_at": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["TokenList"];
                     };
                 };
@@ -205,6 +369,13 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "deploy-bot",
+                     *       "scope": "read",
+                     *       "expires_in_days": 30
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateTokenBody"];
                 };
             };
@@ -215,6 +386,17 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "1eb53816-8a44-4dcf-906d-48359fb4b3c6",
+                         *       "name": "deploy-bot",
+                         *       "scope": "read",
+                         *       "token_hint": "opsi_ZeDcETfI",
+                         *       "created_at": "2026-11-24T22:15:26.745Z",
+                         *       "expires_at": "2026-12-24T22:15:26.745Z",
+                         *       "token": "opsi_EXAMPLExEXAMPLExEXAMPLExEXAMPLExEXAMPLExEXA"
+                         *     }
+                         */
                         "application/json": components["schemas"]["TokenCreated"];
                     };
                 };
@@ -357,6 +539,19 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "members": [
+                         *         {
+                         *           "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *           "email": "acme-fda06b@example.com",
+                         *           "name": "acme-fda06b",
+                         *           "role": "owner",
+                         *           "created_at": "2026-11-24T22:15:23.128Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["Team"];
                     };
                 };
@@ -413,6 +608,72 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "entries": [
+                         *         {
+                         *           "id": "759df858-5ed5-4955-affc-f6fabc26f092",
+                         *           "seq": 4,
+                         *           "at": "2026-11-24T22:15:26.795Z",
+                         *           "actor": {
+                         *             "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *             "type": "user",
+                         *             "email": "acme-fda06b@example.com",
+                         *             "token_id": "0c1c8a80-d738-4cde-a203-ca82f466c6ae"
+                         *           },
+                         *           "action": "token.revoked",
+                         *           "target_type": "api_token",
+                         *           "target_id": "de0b2d74-710a-4923-b0a1-6524eebaee28",
+                         *           "details": {
+                         *             "name": "old-laptop",
+                         *             "self": false
+                         *           },
+                         *           "prev_hash": "46c7515501e3cc88f9830e66b8053f4484e0ac85ee43b5261a75f246a7c46720",
+                         *           "hash": "b355e73de126e3dab214ed04106e8a3f4e3149672f44db9c73fc8eed8fd4923b"
+                         *         },
+                         *         {
+                         *           "id": "f960c524-f4bb-4743-97be-fe3e892b0a6e",
+                         *           "seq": 3,
+                         *           "at": "2026-11-24T22:15:26.749Z",
+                         *           "actor": {
+                         *             "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *             "type": "user",
+                         *             "email": "acme-fda06b@example.com"
+                         *           },
+                         *           "action": "token.minted",
+                         *           "target_type": "api_token",
+                         *           "target_id": "1eb53816-8a44-4dcf-906d-48359fb4b3c6",
+                         *           "details": {
+                         *             "name": "deploy-bot",
+                         *             "scope": "read",
+                         *             "expires_at": "2026-12-24T22:15:26.745Z"
+                         *           },
+                         *           "prev_hash": "6a4c953d87277203f6fe29029051286b1788a83a6fa35ee87981fa7c85982167",
+                         *           "hash": "46c7515501e3cc88f9830e66b8053f4484e0ac85ee43b5261a75f246a7c46720"
+                         *         },
+                         *         {
+                         *           "id": "f8a97043-5fbe-4060-bcad-9fc1e0369071",
+                         *           "seq": 2,
+                         *           "at": "2026-11-24T22:15:26.641Z",
+                         *           "actor": {
+                         *             "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *             "type": "user",
+                         *             "email": "acme-fda06b@example.com"
+                         *           },
+                         *           "action": "token.minted",
+                         *           "target_type": "api_token",
+                         *           "target_id": "de0b2d74-710a-4923-b0a1-6524eebaee28",
+                         *           "details": {
+                         *             "name": "old-laptop",
+                         *             "scope": "read",
+                         *             "expires_at": null
+                         *           },
+                         *           "prev_hash": "8a9c077e64db37e7ff013ba879c6a83c7b2bd97a705a8b1787a2d4ae9a570e22",
+                         *           "hash": "6a4c953d87277203f6fe29029051286b1788a83a6fa35ee87981fa7c85982167"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["AuditList"];
                     };
                 };
@@ -476,6 +737,13 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "valid": true,
+                         *       "checked": 4,
+                         *       "first_invalid_id": null
+                         *     }
+                         */
                         "application/json": components["schemas"]["AuditVerification"];
                     };
                 };
@@ -529,6 +797,12 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "prompt": "What are my most expensive open findings?",
+                     *       "session_id": "triage-monday"
+                     *     }
+                     */
                     "application/json": components["schemas"]["AskBody"];
                 };
             };
@@ -539,6 +813,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "reply": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 31092198-79bb-4087-9362-7ec02957a252), $322.50/month. Ask \"what could save the most?\" for the list.",
+                         *       "session_id": "triage-monday"
+                         *     }
+                         */
                         "application/json": components["schemas"]["AskResponse"];
                     };
                 };
@@ -661,6 +941,31 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example id: 1
+                         *     event: run.started
+                         *     data: {"attempt":1,"seq":1,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"run.started","at":"2026-11-24T22:15:28.212Z"}
+                         *
+                         *     id: 2
+                         *     event: tool.started
+                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.started","at":"2026-11-24T22:15:28.244Z"}
+                         *
+                         *     id: 3
+                         *     event: tool.finished
+                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"31092198-79bb-4087-9362-7ec02957a252\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"670ac5ef…","seq":3,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.finished","at":"2026-11-24T22:15:28.362Z"}
+                         *
+                         *     id: 4
+                         *     event: tool.started
+                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.started","at":"2026-11-24T22:15:28.399Z"}
+                         *
+                         *     id: 5
+                         *     event: tool.finished
+                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"31092198-79bb-4087-9362-7ec02957a252\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"670ac5ef-e581-4ffb-8940-81e80a752f13\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.finished","at":"2026-11-24T22:15:28.410Z"}
+                         *
+                         *     id: 6
+                         *     event: message.delta
+                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"message.delta","at":"2026-11-24T22:15:28.435Z"}
+                         */
                         "text/event-stream": string;
                     };
                 };
@@ -757,6 +1062,15 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example id: 65
+                         *     event: message.completed
+                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 31092198-79bb-4087-9362-7ec02957a252\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 670ac5ef-e581-4ffb-8940-81e80a752f13\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 994944c7-f748-4a97-bf52-ec35d9d825be\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding bdbbf440-9065-4edb-8211-a1b37d256c8c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 2236940c-0b38-4e55-9f4a-24704816cf7d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 5ba5bfb1-89c1-4a66-9bd3-5156436df185\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding ae6e1636-a224-4e69-af54-95918c3291fa\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 0fc2dcd8-c8c2-4a0a-a635-78d152effc50\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 69c2008f-2595-4af7-b18e-3926cb01e344\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding cd6e1b38-d43e-4ba5-a2f3-9e1c08eee60b\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":65,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"message.completed","at":"2026-11-24T22:15:28.476Z"}
+                         *
+                         *     id: 66
+                         *     event: run.completed
+                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 31092198-79bb-4087-9362-7ec02957a252\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 670ac5ef-e581-4ffb-8940-81e80a752f13\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 994944c7-f748-4a97-bf52-ec35d9d825be\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding bdbbf440-9065-4edb-8211-a1b37d256c8c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 2236940c-0b38-4e55-9f4a-24704816cf7d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 5ba5bfb1-89c1-4a66-9bd3-5156436df185\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding ae6e1636-a224-4e69-af54-95918c3291fa\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 0fc2dcd8-c8c2-4a0a-a635-78d152effc50\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 69c2008f-2595-4af7-b18e-3926cb01e344\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding cd6e1b38-d43e-4ba5-a2f3-9e1c08eee60b\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":66,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"run.completed","at":"2026-11-24T22:15:28.511Z"}
+                         */
                         "text/event-stream": string;
                     };
                 };
@@ -829,6 +1143,24 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "sessions": [
+                         *         {
+                         *           "id": "e4d4ea30-1e94-4162-b6b3-a5b9f2eef57f",
+                         *           "name": "Cost review",
+                         *           "created_at": "2026-11-24T22:15:27.323Z",
+                         *           "updated_at": "2026-11-24T22:15:27.323Z"
+                         *         },
+                         *         {
+                         *           "id": "triage-monday",
+                         *           "name": "What are my most expensive open findings?",
+                         *           "created_at": "2026-11-24T22:15:26.985Z",
+                         *           "updated_at": "2026-11-24T22:15:26.985Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["SessionList"];
                     };
                 };
@@ -863,6 +1195,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Cost review"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateSessionBody"];
                 };
             };
@@ -873,6 +1210,13 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "e4d4ea30-1e94-4162-b6b3-a5b9f2eef57f",
+                         *       "name": "Cost review",
+                         *       "created_at": "2026-11-24T22:15:27.323Z"
+                         *     }
+                         */
                         "application/json": {
                             id: string;
                             name: string;
@@ -1006,6 +1350,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "name": "Monday triage"
+                     *     }
+                     */
                     "application/json": components["schemas"]["RenameSessionBody"];
                 };
             };
@@ -1016,6 +1365,14 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "triage-monday",
+                         *       "name": "Monday triage",
+                         *       "created_at": "2026-11-24T22:15:26.985Z",
+                         *       "updated_at": "2026-11-24T22:15:27.395Z"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Session"];
                     };
                 };
@@ -1102,6 +1459,27 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "session_id": "triage-monday",
+                         *       "messages": [
+                         *         {
+                         *           "id": "f606e731-a787-4306-9904-5856f6dd4cab",
+                         *           "role": "user",
+                         *           "content": "What are my most expensive open findings?",
+                         *           "created_at": "2026-11-24T22:15:26.985Z",
+                         *           "run_id": "ee48a192-e404-4c73-b4a1-cc445b6177e9"
+                         *         },
+                         *         {
+                         *           "id": "5d1c189e-c4c1-43a7-9196-a8102d5593d9",
+                         *           "role": "assistant",
+                         *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 31092198-79bb-4087-9362-7ec02957a252), $322.50/month. Ask \"what could save the most?\" for the list.",
+                         *           "created_at": "2026-11-24T22:15:27.285Z",
+                         *           "run_id": "ee48a192-e404-4c73-b4a1-cc445b6177e9"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["History"];
                     };
                 };
@@ -1174,6 +1552,42 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "open_findings": 52,
+                         *       "by_domain": {
+                         *         "finops": 24,
+                         *         "security": 16,
+                         *         "sre": 12
+                         *       },
+                         *       "by_severity": {
+                         *         "critical": 7,
+                         *         "high": 16,
+                         *         "medium": 18,
+                         *         "low": 8,
+                         *         "info": 3
+                         *       },
+                         *       "estimated_savings": {
+                         *         "monthly": 902.8,
+                         *         "grounded": 902.8,
+                         *         "estimated": 0,
+                         *         "resources": 28
+                         *       },
+                         *       "coverage": {
+                         *         "resources": 340,
+                         *         "types": 28,
+                         *         "accounts": 3,
+                         *         "regions": 2,
+                         *         "detectors": 40,
+                         *         "last_scan": {
+                         *           "id": "24c665ff-9dc5-4ee3-90f0-b602070a6d59",
+                         *           "status": "completed",
+                         *           "finished_at": "2026-11-24T22:15:26.261Z",
+                         *           "created_at": "2026-11-24T22:15:23.158Z"
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["PulseOverview"];
                     };
                 };
@@ -1234,6 +1648,57 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "findings": [
+                         *         {
+                         *           "id": "802a5d64-63ac-4be9-8cf4-fd691aeda4f2",
+                         *           "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
+                         *           "severity": "high",
+                         *           "domain": "sre",
+                         *           "status": "open",
+                         *           "check_id": "sre.nat_single_for_many_azs",
+                         *           "group_id": "2d5e1d6b-146f-4df7-b626-1738baba632a",
+                         *           "regressed": false,
+                         *           "savings": 0,
+                         *           "effort": "medium",
+                         *           "detected_at": "2026-11-24T22:15:26.221Z",
+                         *           "last_seen_at": "2026-11-24T22:15:26.221Z",
+                         *           "resource_count": 4
+                         *         },
+                         *         {
+                         *           "id": "1cb2b46e-d430-42c2-85ab-e7f3a7599e28",
+                         *           "title": "Point-in-time recovery disabled on DynamoDB table orders",
+                         *           "severity": "high",
+                         *           "domain": "sre",
+                         *           "status": "open",
+                         *           "check_id": "sre.dynamodb_no_pitr",
+                         *           "group_id": "a40eb83b-b9b0-4e18-bcff-68dd56458777",
+                         *           "regressed": false,
+                         *           "savings": 0,
+                         *           "effort": "low",
+                         *           "detected_at": "2026-11-24T22:15:26.199Z",
+                         *           "last_seen_at": "2026-11-24T22:15:26.199Z",
+                         *           "resource_count": 1
+                         *         },
+                         *         {
+                         *           "id": "0470140b-bb49-4ea3-9b8b-40eaf41052a1",
+                         *           "title": "ElastiCache sessions-cache cannot fail over (automatic failover disabled)",
+                         *           "severity": "high",
+                         *           "domain": "sre",
+                         *           "status": "open",
+                         *           "check_id": "sre.elasticache_no_failover",
+                         *           "group_id": "07a85d32-4ba5-4130-bbc4-7055f92299aa",
+                         *           "regressed": false,
+                         *           "savings": 0,
+                         *           "effort": "low",
+                         *           "detected_at": "2026-11-24T22:15:26.184Z",
+                         *           "last_seen_at": "2026-11-24T22:15:26.184Z",
+                         *           "resource_count": 1
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["FindingList"];
                     };
                 };
@@ -1299,6 +1764,228 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
+                         *       "severity": "critical",
+                         *       "domain": "sre",
+                         *       "status": "open",
+                         *       "check_id": "sre.toxic_unprotected_public_database",
+                         *       "narrative": "RDS mysql instance prod-payments-db (prod) combines three weaknesses that each look minor alone. It is publicly accessible (its endpoint prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com resolves to a public IP) and its security group sg-payments-db (sg-64609b8ecba3ce19d) admits port 3306 from the whole Internet (0.0.0.0/0). It has deletion protection off, so one delete-db-instance call removes it. And it keeps no automated backups (retention 0, turned off by bob on 2026-10-30) and has no manual snapshot, so nothing can bring it back. One mistake, one leaked credential or one attacker can destroy this data for good. It is single-AZ as well. 3 resources depend on it in the graph (checkout-api-1, checkout-api-2 and checkout-api-3).",
+                         *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
+                         *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
+                         *       "confidence": 1,
+                         *       "detected_at": "2026-11-24T22:15:26.251Z",
+                         *       "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *       "last_reinvestigated_at": null,
+                         *       "resolved_at": null,
+                         *       "resolved_by": null,
+                         *       "regressed": false,
+                         *       "resources": [
+                         *         {
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *           "type": "aws_vpc_security_group",
+                         *           "native_id": "sg-64609b8ecba3ce19d",
+                         *           "name": "sg-payments-db",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "measured_size": null,
+                         *           "size_unit": null,
+                         *           "monthly_cost": null,
+                         *           "console_url": "https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#SecurityGroup:groupId=sg-64609b8ecba3ce19d",
+                         *           "action_type": "restrict-ingress",
+                         *           "savings": 0
+                         *         },
+                         *         {
+                         *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *           "type": "aws_rds_db_instance",
+                         *           "native_id": "prod-payments-db",
+                         *           "name": "prod-payments-db",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "measured_size": 200,
+                         *           "size_unit": "GiB",
+                         *           "monthly_cost": 147.83,
+                         *           "console_url": "https://us-east-1.console.aws.amazon.com/rds/home?region=us-east-1#database:id=prod-payments-db;is-cluster=false",
+                         *           "action_type": "protect-and-back-up",
+                         *           "savings": 0
+                         *         }
+                         *       ],
+                         *       "recommendation": {
+                         *         "id": "5b58ae61-a97b-4c9b-b669-b9f19a22de8f",
+                         *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
+                         *         "action_type": "protect-and-back-up",
+                         *         "savings": 0,
+                         *         "effort": "low",
+                         *         "priority": 1
+                         *       },
+                         *       "group": {
+                         *         "id": "92cff5b5-25ed-4e47-af35-330377a055c8",
+                         *         "highest_severity": "critical",
+                         *         "members": [
+                         *           {
+                         *             "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "status": "open",
+                         *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
+                         *             "detected_at": "2026-11-24T22:15:26.251Z",
+                         *             "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *             "sighting_count": 1
+                         *           }
+                         *         ],
+                         *         "history": [
+                         *           {
+                         *             "finding_id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "kind": "detected",
+                         *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
+                         *             "status": "open",
+                         *             "at": "2026-11-24T22:15:26.251Z"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "audit": {
+                         *         "steps": [
+                         *           {
+                         *             "seq": 1,
+                         *             "step_kind": "query",
+                         *             "tool_name": "inventory.sql",
+                         *             "title": "Public databases with no backups and no deletion protection",
+                         *             "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn",
+                         *             "status": "success",
+                         *             "error_message": null,
+                         *             "result_preview": [
+                         *               {
+                         *                 "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *                 "env": "prod",
+                         *                 "name": "prod-payments-db",
+                         *                 "port": 3306,
+                         *                 "engine": "mysql",
+                         *                 "region": "us-east-1",
+                         *                 "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *                 "multi_az": false,
+                         *                 "native_id": "prod-payments-db",
+                         *                 "account_id": "533297907419",
+                         *                 "dependents": [
+                         *                   "checkout-api-1",
+                         *                   "checkout-api-2",
+                         *                   "checkout-api-3"
+                         *                 ],
+                         *                 "security_groups": [
+                         *                   {
+                         *                     "id": "sg-64609b8ecba3ce19d",
+                         *                     "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *                     "name": "sg-payments-db",
+                         *                     "open_rules": [
+                         *                       {
+                         *                         "to_port": 3306,
+                         *                         "cidr_ipv4": "0.0.0.0/0",
+                         *                         "cidr_ipv6": null,
+                         *                         "from_port": 3306,
+                         *                         "ip_protocol": "tcp"
+                         *                       }
+                         *                     ]
+                         *                   }
+                         *                 ],
+                         *                 "manual_snapshots": 0,
+                         *                 "backups_disabled_by": {
+                         *                   "at": "2026-10-30T11:15:00+00:00",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob"
+                         *                 },
+                         *                 "deletion_protection": false,
+                         *                 "publicly_accessible": true,
+                         *                 "backup_retention_period": 0
+                         *               }
+                         *             ],
+                         *             "row_count": 1,
+                         *             "duration_ms": 3,
+                         *             "is_self_correction": false,
+                         *             "rerunnable": true,
+                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           },
+                         *           {
+                         *             "seq": 2,
+                         *             "step_kind": "query",
+                         *             "tool_name": "inventory.sql",
+                         *             "title": "Evidence for Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
+                         *             "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn) as detector_rows where arn in ('arn:aws:rds:us-east-1:533297907419:db:prod-payments-db', 'arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d') order by arn",
+                         *             "status": "success",
+                         *             "error_message": null,
+                         *             "result_preview": [
+                         *               {
+                         *                 "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *                 "env": "prod",
+                         *                 "name": "prod-payments-db",
+                         *                 "port": 3306,
+                         *                 "engine": "mysql",
+                         *                 "region": "us-east-1",
+                         *                 "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *                 "multi_az": false,
+                         *                 "native_id": "prod-payments-db",
+                         *                 "account_id": "533297907419",
+                         *                 "dependents": [
+                         *                   "checkout-api-1",
+                         *                   "checkout-api-2",
+                         *                   "checkout-api-3"
+                         *                 ],
+                         *                 "security_groups": [
+                         *                   {
+                         *                     "id": "sg-64609b8ecba3ce19d",
+                         *                     "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *                     "name": "sg-payments-db",
+                         *                     "open_rules": [
+                         *                       {
+                         *                         "to_port": 3306,
+                         *                         "cidr_ipv4": "0.0.0.0/0",
+                         *                         "cidr_ipv6": null,
+                         *                         "from_port": 3306,
+                         *                         "ip_protocol": "tcp"
+                         *                       }
+                         *                     ]
+                         *                   }
+                         *                 ],
+                         *                 "manual_snapshots": 0,
+                         *                 "backups_disabled_by": {
+                         *                   "at": "2026-10-30T11:15:00+00:00",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob"
+                         *                 },
+                         *                 "deletion_protection": false,
+                         *                 "publicly_accessible": true,
+                         *                 "backup_retention_period": 0
+                         *               }
+                         *             ],
+                         *             "row_count": 1,
+                         *             "duration_ms": 2,
+                         *             "is_self_correction": false,
+                         *             "rerunnable": true,
+                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           },
+                         *           {
+                         *             "seq": 3,
+                         *             "step_kind": "reasoning",
+                         *             "tool_name": "pulse.reasoning",
+                         *             "title": "Why this is a finding",
+                         *             "query_sql": null,
+                         *             "status": "success",
+                         *             "error_message": null,
+                         *             "result_preview": {
+                         *               "text": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0."
+                         *             },
+                         *             "row_count": null,
+                         *             "duration_ms": 0,
+                         *             "is_self_correction": false,
+                         *             "rerunnable": false,
+                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           }
+                         *         ],
+                         *         "summary": {
+                         *           "total_steps": 3,
+                         *           "total_queries": 2,
+                         *           "failures": 0,
+                         *           "self_corrections": 0
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["FindingDetail"];
                     };
                 };
@@ -1367,6 +2054,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "acknowledged"
+                     *     }
+                     */
                     "application/json": components["schemas"]["FindingStatusBody"];
                 };
             };
@@ -1377,6 +2069,11 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true
+                         *     }
+                         */
                         "application/json": {
                             /** @constant */
                             success: true;
@@ -1464,6 +2161,51 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "recommendations": [
+                         *         {
+                         *           "id": "53d62149-c087-4ae1-84ec-270bea7eb9fb",
+                         *           "finding_id": "31092198-79bb-4087-9362-7ec02957a252",
+                         *           "title": "Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB",
+                         *           "domain": "finops",
+                         *           "severity": "high",
+                         *           "status": "open",
+                         *           "rationale": "Nothing reads or writes an unattached volume; a snapshot keeps the data for about half the price per GB, and deleting removes $322.50/month.",
+                         *           "action_type": "delete",
+                         *           "savings": 322.5,
+                         *           "effort": "low",
+                         *           "priority": 1
+                         *         },
+                         *         {
+                         *           "id": "1d663181-f909-4273-b093-3976b6bda662",
+                         *           "finding_id": "670ac5ef-e581-4ffb-8940-81e80a752f13",
+                         *           "title": "Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month",
+                         *           "domain": "finops",
+                         *           "severity": "high",
+                         *           "status": "open",
+                         *           "rationale": "io1/io2 bills every provisioned IOPS ($0.065/IOPS-month); gp3 includes 3000 and sells the rest at $0.005. At 4000 IOPS (≤ 16000, gp3's maximum) an in-place modification to gp3 keeps the performance and saves $277.50/month.",
+                         *           "action_type": "migrate",
+                         *           "savings": 277.5,
+                         *           "effort": "low",
+                         *           "priority": 1
+                         *         },
+                         *         {
+                         *           "id": "532d4a15-a9d7-4985-8073-a9c06bcc8682",
+                         *           "finding_id": "994944c7-f748-4a97-bf52-ec35d9d825be",
+                         *           "title": "RDS instance legacy-reporting-db had no connections in 30 days",
+                         *           "domain": "finops",
+                         *           "severity": "high",
+                         *           "status": "open",
+                         *           "rationale": "A database no client connected to for 30 days is not serving anyone. A final snapshot keeps the data restorable (snapshot storage is billed separately, at a fraction of the cost); deleting the instance saves $272.66/month.",
+                         *           "action_type": "delete",
+                         *           "savings": 272.66,
+                         *           "effort": "medium",
+                         *           "priority": 1
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["RecommendationList"];
                     };
                 };
@@ -1520,6 +2262,11 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "resolved": []
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResolvedList"];
                     };
                 };
@@ -1587,6 +2334,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "1",
+                         *       "status": "queued"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -1650,6 +2403,228 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
+                         *       "severity": "critical",
+                         *       "domain": "sre",
+                         *       "status": "open",
+                         *       "check_id": "sre.toxic_unprotected_public_database",
+                         *       "narrative": "RDS mysql instance prod-payments-db (prod) combines three weaknesses that each look minor alone. It is publicly accessible (its endpoint prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com resolves to a public IP) and its security group sg-payments-db (sg-64609b8ecba3ce19d) admits port 3306 from the whole Internet (0.0.0.0/0). It has deletion protection off, so one delete-db-instance call removes it. And it keeps no automated backups (retention 0, turned off by bob on 2026-10-30) and has no manual snapshot, so nothing can bring it back. One mistake, one leaked credential or one attacker can destroy this data for good. It is single-AZ as well. 3 resources depend on it in the graph (checkout-api-1, checkout-api-2 and checkout-api-3).",
+                         *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
+                         *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
+                         *       "confidence": 1,
+                         *       "detected_at": "2026-11-24T22:15:26.251Z",
+                         *       "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *       "last_reinvestigated_at": null,
+                         *       "resolved_at": null,
+                         *       "resolved_by": null,
+                         *       "regressed": false,
+                         *       "resources": [
+                         *         {
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *           "type": "aws_vpc_security_group",
+                         *           "native_id": "sg-64609b8ecba3ce19d",
+                         *           "name": "sg-payments-db",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "measured_size": null,
+                         *           "size_unit": null,
+                         *           "monthly_cost": null,
+                         *           "console_url": "https://us-east-1.console.aws.amazon.com/ec2/home?region=us-east-1#SecurityGroup:groupId=sg-64609b8ecba3ce19d",
+                         *           "action_type": "restrict-ingress",
+                         *           "savings": 0
+                         *         },
+                         *         {
+                         *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *           "type": "aws_rds_db_instance",
+                         *           "native_id": "prod-payments-db",
+                         *           "name": "prod-payments-db",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "measured_size": 200,
+                         *           "size_unit": "GiB",
+                         *           "monthly_cost": 147.83,
+                         *           "console_url": "https://us-east-1.console.aws.amazon.com/rds/home?region=us-east-1#database:id=prod-payments-db;is-cluster=false",
+                         *           "action_type": "protect-and-back-up",
+                         *           "savings": 0
+                         *         }
+                         *       ],
+                         *       "recommendation": {
+                         *         "id": "5b58ae61-a97b-4c9b-b669-b9f19a22de8f",
+                         *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
+                         *         "action_type": "protect-and-back-up",
+                         *         "savings": 0,
+                         *         "effort": "low",
+                         *         "priority": 1
+                         *       },
+                         *       "group": {
+                         *         "id": "92cff5b5-25ed-4e47-af35-330377a055c8",
+                         *         "highest_severity": "critical",
+                         *         "members": [
+                         *           {
+                         *             "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "status": "open",
+                         *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
+                         *             "detected_at": "2026-11-24T22:15:26.251Z",
+                         *             "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *             "sighting_count": 1
+                         *           }
+                         *         ],
+                         *         "history": [
+                         *           {
+                         *             "finding_id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "kind": "detected",
+                         *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
+                         *             "status": "open",
+                         *             "at": "2026-11-24T22:15:26.251Z"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "audit": {
+                         *         "steps": [
+                         *           {
+                         *             "seq": 1,
+                         *             "step_kind": "query",
+                         *             "tool_name": "inventory.sql",
+                         *             "title": "Public databases with no backups and no deletion protection",
+                         *             "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn",
+                         *             "status": "success",
+                         *             "error_message": null,
+                         *             "result_preview": [
+                         *               {
+                         *                 "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *                 "env": "prod",
+                         *                 "name": "prod-payments-db",
+                         *                 "port": 3306,
+                         *                 "engine": "mysql",
+                         *                 "region": "us-east-1",
+                         *                 "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *                 "multi_az": false,
+                         *                 "native_id": "prod-payments-db",
+                         *                 "account_id": "533297907419",
+                         *                 "dependents": [
+                         *                   "checkout-api-1",
+                         *                   "checkout-api-2",
+                         *                   "checkout-api-3"
+                         *                 ],
+                         *                 "security_groups": [
+                         *                   {
+                         *                     "id": "sg-64609b8ecba3ce19d",
+                         *                     "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *                     "name": "sg-payments-db",
+                         *                     "open_rules": [
+                         *                       {
+                         *                         "to_port": 3306,
+                         *                         "cidr_ipv4": "0.0.0.0/0",
+                         *                         "cidr_ipv6": null,
+                         *                         "from_port": 3306,
+                         *                         "ip_protocol": "tcp"
+                         *                       }
+                         *                     ]
+                         *                   }
+                         *                 ],
+                         *                 "manual_snapshots": 0,
+                         *                 "backups_disabled_by": {
+                         *                   "at": "2026-10-30T11:15:00+00:00",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob"
+                         *                 },
+                         *                 "deletion_protection": false,
+                         *                 "publicly_accessible": true,
+                         *                 "backup_retention_period": 0
+                         *               }
+                         *             ],
+                         *             "row_count": 1,
+                         *             "duration_ms": 3,
+                         *             "is_self_correction": false,
+                         *             "rerunnable": true,
+                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           },
+                         *           {
+                         *             "seq": 2,
+                         *             "step_kind": "query",
+                         *             "tool_name": "inventory.sql",
+                         *             "title": "Evidence for Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
+                         *             "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn) as detector_rows where arn in ('arn:aws:rds:us-east-1:533297907419:db:prod-payments-db', 'arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d') order by arn",
+                         *             "status": "success",
+                         *             "error_message": null,
+                         *             "result_preview": [
+                         *               {
+                         *                 "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *                 "env": "prod",
+                         *                 "name": "prod-payments-db",
+                         *                 "port": 3306,
+                         *                 "engine": "mysql",
+                         *                 "region": "us-east-1",
+                         *                 "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *                 "multi_az": false,
+                         *                 "native_id": "prod-payments-db",
+                         *                 "account_id": "533297907419",
+                         *                 "dependents": [
+                         *                   "checkout-api-1",
+                         *                   "checkout-api-2",
+                         *                   "checkout-api-3"
+                         *                 ],
+                         *                 "security_groups": [
+                         *                   {
+                         *                     "id": "sg-64609b8ecba3ce19d",
+                         *                     "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *                     "name": "sg-payments-db",
+                         *                     "open_rules": [
+                         *                       {
+                         *                         "to_port": 3306,
+                         *                         "cidr_ipv4": "0.0.0.0/0",
+                         *                         "cidr_ipv6": null,
+                         *                         "from_port": 3306,
+                         *                         "ip_protocol": "tcp"
+                         *                       }
+                         *                     ]
+                         *                   }
+                         *                 ],
+                         *                 "manual_snapshots": 0,
+                         *                 "backups_disabled_by": {
+                         *                   "at": "2026-10-30T11:15:00+00:00",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob"
+                         *                 },
+                         *                 "deletion_protection": false,
+                         *                 "publicly_accessible": true,
+                         *                 "backup_retention_period": 0
+                         *               }
+                         *             ],
+                         *             "row_count": 1,
+                         *             "duration_ms": 2,
+                         *             "is_self_correction": false,
+                         *             "rerunnable": true,
+                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           },
+                         *           {
+                         *             "seq": 3,
+                         *             "step_kind": "reasoning",
+                         *             "tool_name": "pulse.reasoning",
+                         *             "title": "Why this is a finding",
+                         *             "query_sql": null,
+                         *             "status": "success",
+                         *             "error_message": null,
+                         *             "result_preview": {
+                         *               "text": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0."
+                         *             },
+                         *             "row_count": null,
+                         *             "duration_ms": 0,
+                         *             "is_self_correction": false,
+                         *             "rerunnable": false,
+                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           }
+                         *         ],
+                         *         "summary": {
+                         *           "total_steps": 3,
+                         *           "total_queries": 2,
+                         *           "failures": 0,
+                         *           "self_corrections": 0
+                         *         }
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["FindingDetail"];
                     };
                 };
@@ -1715,6 +2690,150 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "finding_id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *       "steps": [
+                         *         {
+                         *           "seq": 1,
+                         *           "step_kind": "query",
+                         *           "tool_name": "inventory.sql",
+                         *           "title": "Public databases with no backups and no deletion protection",
+                         *           "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn",
+                         *           "status": "success",
+                         *           "error_message": null,
+                         *           "result_preview": [
+                         *             {
+                         *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "env": "prod",
+                         *               "name": "prod-payments-db",
+                         *               "port": 3306,
+                         *               "engine": "mysql",
+                         *               "region": "us-east-1",
+                         *               "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *               "multi_az": false,
+                         *               "native_id": "prod-payments-db",
+                         *               "account_id": "533297907419",
+                         *               "dependents": [
+                         *                 "checkout-api-1",
+                         *                 "checkout-api-2",
+                         *                 "checkout-api-3"
+                         *               ],
+                         *               "security_groups": [
+                         *                 {
+                         *                   "id": "sg-64609b8ecba3ce19d",
+                         *                   "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *                   "name": "sg-payments-db",
+                         *                   "open_rules": [
+                         *                     {
+                         *                       "to_port": 3306,
+                         *                       "cidr_ipv4": "0.0.0.0/0",
+                         *                       "cidr_ipv6": null,
+                         *                       "from_port": 3306,
+                         *                       "ip_protocol": "tcp"
+                         *                     }
+                         *                   ]
+                         *                 }
+                         *               ],
+                         *               "manual_snapshots": 0,
+                         *               "backups_disabled_by": {
+                         *                 "at": "2026-10-30T11:15:00+00:00",
+                         *                 "actor": "arn:aws:iam::533297907419:user/bob"
+                         *               },
+                         *               "deletion_protection": false,
+                         *               "publicly_accessible": true,
+                         *               "backup_retention_period": 0
+                         *             }
+                         *           ],
+                         *           "row_count": 1,
+                         *           "duration_ms": 3,
+                         *           "is_self_correction": false,
+                         *           "rerunnable": true,
+                         *           "executed_at": "2026-11-24T22:15:26.251Z"
+                         *         },
+                         *         {
+                         *           "seq": 2,
+                         *           "step_kind": "query",
+                         *           "tool_name": "inventory.sql",
+                         *           "title": "Evidence for Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
+                         *           "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn) as detector_rows where arn in ('arn:aws:rds:us-east-1:533297907419:db:prod-payments-db', 'arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d') order by arn",
+                         *           "status": "success",
+                         *           "error_message": null,
+                         *           "result_preview": [
+                         *             {
+                         *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "env": "prod",
+                         *               "name": "prod-payments-db",
+                         *               "port": 3306,
+                         *               "engine": "mysql",
+                         *               "region": "us-east-1",
+                         *               "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *               "multi_az": false,
+                         *               "native_id": "prod-payments-db",
+                         *               "account_id": "533297907419",
+                         *               "dependents": [
+                         *                 "checkout-api-1",
+                         *                 "checkout-api-2",
+                         *                 "checkout-api-3"
+                         *               ],
+                         *               "security_groups": [
+                         *                 {
+                         *                   "id": "sg-64609b8ecba3ce19d",
+                         *                   "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *                   "name": "sg-payments-db",
+                         *                   "open_rules": [
+                         *                     {
+                         *                       "to_port": 3306,
+                         *                       "cidr_ipv4": "0.0.0.0/0",
+                         *                       "cidr_ipv6": null,
+                         *                       "from_port": 3306,
+                         *                       "ip_protocol": "tcp"
+                         *                     }
+                         *                   ]
+                         *                 }
+                         *               ],
+                         *               "manual_snapshots": 0,
+                         *               "backups_disabled_by": {
+                         *                 "at": "2026-10-30T11:15:00+00:00",
+                         *                 "actor": "arn:aws:iam::533297907419:user/bob"
+                         *               },
+                         *               "deletion_protection": false,
+                         *               "publicly_accessible": true,
+                         *               "backup_retention_period": 0
+                         *             }
+                         *           ],
+                         *           "row_count": 1,
+                         *           "duration_ms": 2,
+                         *           "is_self_correction": false,
+                         *           "rerunnable": true,
+                         *           "executed_at": "2026-11-24T22:15:26.251Z"
+                         *         },
+                         *         {
+                         *           "seq": 3,
+                         *           "step_kind": "reasoning",
+                         *           "tool_name": "pulse.reasoning",
+                         *           "title": "Why this is a finding",
+                         *           "query_sql": null,
+                         *           "status": "success",
+                         *           "error_message": null,
+                         *           "result_preview": {
+                         *             "text": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0."
+                         *           },
+                         *           "row_count": null,
+                         *           "duration_ms": 0,
+                         *           "is_self_correction": false,
+                         *           "rerunnable": false,
+                         *           "executed_at": "2026-11-24T22:15:26.251Z"
+                         *         }
+                         *       ],
+                         *       "summary": {
+                         *         "total_steps": 3,
+                         *         "total_queries": 2,
+                         *         "failures": 0,
+                         *         "self_corrections": 0
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["AuditTrail"];
                     };
                 };
@@ -1783,6 +2902,60 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "seq": 1,
+                         *       "rows": [
+                         *         {
+                         *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *           "native_id": "prod-payments-db",
+                         *           "name": "prod-payments-db",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "engine": "mysql",
+                         *           "port": 3306,
+                         *           "endpoint": "prod-payments-db.7edcc9eac8c6.us-east-1.rds.amazonaws.com",
+                         *           "publicly_accessible": true,
+                         *           "backup_retention_period": 0,
+                         *           "deletion_protection": false,
+                         *           "multi_az": false,
+                         *           "env": "prod",
+                         *           "manual_snapshots": 0,
+                         *           "backups_disabled_by": {
+                         *             "at": "2026-10-30T11:15:00+00:00",
+                         *             "actor": "arn:aws:iam::533297907419:user/bob"
+                         *           },
+                         *           "security_groups": [
+                         *             {
+                         *               "id": "sg-64609b8ecba3ce19d",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d",
+                         *               "name": "sg-payments-db",
+                         *               "open_rules": [
+                         *                 {
+                         *                   "to_port": 3306,
+                         *                   "cidr_ipv4": "0.0.0.0/0",
+                         *                   "cidr_ipv6": null,
+                         *                   "from_port": 3306,
+                         *                   "ip_protocol": "tcp"
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ],
+                         *           "dependents": [
+                         *             "checkout-api-1",
+                         *             "checkout-api-2",
+                         *             "checkout-api-3"
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "row_count": 1,
+                         *       "duration_ms": 3,
+                         *       "truncated": false,
+                         *       "differs": false,
+                         *       "recorded_row_count": 1,
+                         *       "executed_at": "2026-11-24T22:15:27.760Z"
+                         *     }
+                         */
                         "application/json": components["schemas"]["StepRerun"];
                     };
                 };
@@ -1866,6 +3039,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "2",
+                         *       "status": "queued"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -1931,6 +3110,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "3",
+                         *       "status": "queued"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -1995,6 +3180,11 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "notifications": []
+                         *     }
+                         */
                         "application/json": components["schemas"]["NotificationList"];
                     };
                 };
@@ -2060,6 +3250,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "success": true,
+                         *       "marked": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["ReadAll"];
                     };
                 };
@@ -2115,6 +3311,20 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "learnings": [
+                         *         {
+                         *           "id": "dc3ee264-63cd-4940-980c-87776703a8e5",
+                         *           "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
+                         *           "service": "batch",
+                         *           "status": "active",
+                         *           "created_by": "user:acme-fda06b@example.com",
+                         *           "created_at": "2026-11-24T22:15:27.889Z"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["LearningList"];
                     };
                 };
@@ -2161,6 +3371,12 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
+                     *       "service": "batch"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateLearningBody"];
                 };
             };
@@ -2171,6 +3387,16 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "dc3ee264-63cd-4940-980c-87776703a8e5",
+                         *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
+                         *       "service": "batch",
+                         *       "status": "active",
+                         *       "created_by": "user:acme-fda06b@example.com",
+                         *       "created_at": "2026-11-24T22:15:27.889Z"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Learning"];
                     };
                 };
@@ -2249,6 +3475,12 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "email": "acme-fda06b@example.com",
+                     *       "password": "pw-9ac578b3db50"
+                     *     }
+                     */
                     "application/json": {
                         email: string;
                         password: string;
@@ -2268,6 +3500,23 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *         "email": "acme-fda06b@example.com",
+                         *         "name": "acme-fda06b",
+                         *         "role": "owner"
+                         *       },
+                         *       "tenant": {
+                         *         "id": "2ad1d898-32d4-4d57-849b-95bb130ee583",
+                         *         "slug": "acme",
+                         *         "name": "Tenant acme",
+                         *         "tier": "team"
+                         *       },
+                         *       "csrf_token": "csrf-token-of-the-session"
+                         *     }
+                         */
                         "application/json": components["schemas"]["BrowserSession"];
                     };
                 };
@@ -2345,6 +3594,23 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "user": {
+                         *         "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *         "email": "acme-fda06b@example.com",
+                         *         "name": "acme-fda06b",
+                         *         "role": "owner"
+                         *       },
+                         *       "tenant": {
+                         *         "id": "2ad1d898-32d4-4d57-849b-95bb130ee583",
+                         *         "slug": "acme",
+                         *         "name": "Tenant acme",
+                         *         "tier": "team"
+                         *       },
+                         *       "csrf_token": "csrf-token-of-the-session"
+                         *     }
+                         */
                         "application/json": components["schemas"]["BrowserSession"];
                     };
                 };
