@@ -187,13 +187,18 @@ export class RunStream implements AsyncIterable<RunEvent> {
     const decoder = new TextDecoder();
     const idleMs = this.options.idleTimeoutMs ?? 60_000;
     const controller = this.controller!;
-    let idle = setTimeout(() => controller.abort(new Error('no data within the idle bound')), idleMs);
+    // A half-open connection never errors by itself: past the bound, abort the request and end the read.
+    const onIdle = () => {
+      controller.abort(new Error('no data within the idle bound'));
+      reader.cancel().catch(() => undefined);
+    };
+    let idle = setTimeout(onIdle, idleMs);
     try {
       for (;;) {
         const { done, value } = await reader.read();
         clearTimeout(idle);
         if (done) return;
-        idle = setTimeout(() => controller.abort(new Error('no data within the idle bound')), idleMs);
+        idle = setTimeout(onIdle, idleMs);
         parser.feed(decoder.decode(value, { stream: true }));
         while (queue.length) {
           const message = queue.shift()!;
