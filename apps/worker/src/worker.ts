@@ -6,6 +6,7 @@ import {
   executeReinvestigation,
   executeRun,
   requestScan,
+  runResilience,
   runScan,
   ScanBusy,
   sweepRuns,
@@ -87,10 +88,21 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         }
         try {
           const scan = await runScan(deps.db, scanId);
+          // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
+          await producer.enqueue(
+            'pulse',
+            'resilience',
+            { tenant_id: payload.tenant_id, scan_id: scan.id },
+            { jobId: `resilience-${scan.id}` },
+          );
           return { scan_id: scan.id, status: scan.status };
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
+      },
+      resilience: async (payload) => {
+        const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
+        return { run_id: run.id, findings: run.findings, risks: run.risks, stats: run.stats };
       },
       reinvestigate: async (payload, ctx) => {
         try {

@@ -3,3 +3,4 @@ export * from './identity';
 export * from './runs';
 export * from './pulse';
 export * from './knowledge';
+export * from './graph';

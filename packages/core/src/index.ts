@@ -15,3 +15,4 @@ export * from './pulse/findings';
 export * from './pulse/reinvestigate';
 export * from './agent/tools';
 export * from './knowledge/learnings';
+export * from './graph';

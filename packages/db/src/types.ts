@@ -395,6 +395,24 @@ export interface LearningsTable {
   created_at: CreatedAt;
 }
 
+/** One run of the resilience engine over a snapshot (the pulse.resilience job). */
+export interface ResilienceRunsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  snapshot_id: string | null;
+  scan_id: string | null;
+  status: 'computing' | 'ready' | 'failed';
+  started_at: CreatedAt;
+  finished_at: NullableTimestamp;
+  scenarios: Generated<number>;
+  /** Wire-shaped resilience findings, most severe first. */
+  findings: ColumnType<unknown[], string | undefined, string>;
+  /** Wire-shaped risks, as GET /graph/risks answers them for that snapshot. */
+  risks: ColumnType<unknown[], string | undefined, string>;
+  stats: ColumnType<Record<string, unknown>, string | undefined, string>;
+  error: string | null;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -425,6 +443,7 @@ export interface Database {
   finding_group_events: FindingGroupEventsTable;
   notifications: NotificationsTable;
   learnings: LearningsTable;
+  resilience_runs: ResilienceRunsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

@@ -3453,6 +3453,554 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/graph/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Node and edge counts, nodes by type, the health roll-up, and when the last scan finished
+         * @description edges counts every edge of the graph: the inventory’s typed edges and the inferred dependencies; dependency_edges those read as a dependency (the rest are structural), inferred_edges the inferred ones (source inferred:…), derived_edges those the graph inferred from attributes itself. A tenant without an environment gets zeros and last_scan_at null.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphSummary"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/graph/search": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resources whose id, ARN, native id, name or a tag value contains q (case-insensitive)
+         * @description q is 1 to 200 characters; type narrows to one resource type; limit 1 to 500 (default 50).
+         */
+        get: {
+            parameters: {
+                query: {
+                    q: string;
+                    type?: string;
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphSearchResults"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/graph/blast-radius/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What stops working or loses protection if a resource fails, by dependency depth
+         * @description The resource is named by its id, its ARN (URL-encoded) or its native id; one unknown to this tenant is 404. depth 1 to 10 (default 3). Each impacted resource carries its depth, the path of ids from the resource, the edge kinds (via) and sources along it, and impact: fails (it has no working alternative) or degraded (it keeps part of a pool).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    depth?: number;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["BlastRadius"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/graph/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Per-resource health from open findings on it and on what it depends on, worst first
+         * @description health: critical (a critical finding on it), at_risk (a high one, or it depends on something critical), degraded (a medium or low one, or it depends on something at risk), healthy. inherited_from names the resource a rolled-up health comes from. limit 1 to 500, offset >= 0.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    status?: "healthy" | "degraded" | "at_risk" | "critical";
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphHealth"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/graph/risks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Single points of failure and cross-domain toxic combinations, most severe first
+         * @description spof: graph SPOFs (a resource whose failure alone leaves a service path with no working alternative) and configuration SPOFs (single-AZ database, capacity-1 or single-AZ group, single-AZ load balancer, one NAT gateway for several AZs, a cache without failover); basis says which. toxic_combination: an Internet-exposed instance that reaches a data store with findings in several domains or classified Sensitive. Each names its resources and the open findings it combines.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphRisks"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/graph/drift": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resources added, removed and changed over a window, with the CloudTrail actor
+         * @description days 1 to 90 (default 7) back from the latest observation, or since/until (ISO 8601), not both. changed lists each field with before and after. actor is the CloudTrail principal of the latest event naming the resource between the previous snapshot and the one that saw the change, else null.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    days?: number;
+                    since?: string;
+                    until?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["GraphDrift"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/resilience/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Resilience engine status: ready, computing or no_data, with the last run
+         * @description Tier team or higher (RESILIENCE_MIN_TIER): below it, 402 {error: "tier_restricted", message, upgrade_required: true}. The engine runs as the pulse.resilience job after every scan.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResilienceStatus"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Feature gated by the tenant plan */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TierRestricted"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/resilience/findings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Hypothetical failure-mode findings: AZ loss, NAT loss, role revocation, single instance
+         * @description From the latest run. Each names its trigger, the impacted resources with the path of ids from the trigger, why, and a recommendation. scenario filters; limit 1 to 500, offset >= 0. Tier team or higher (402 below).
+         */
+        get: {
+            parameters: {
+                query?: {
+                    scenario?: "az_loss" | "nat_loss" | "role_revocation" | "single_instance";
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResilienceFindings"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Feature gated by the tenant plan */
+                402: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TierRestricted"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/login": {
         parameters: {
             query?: never;
@@ -4120,6 +4668,207 @@ export type components = {
         CreateLearningBody: {
             fact: string;
             service?: string;
+        };
+        GraphSummary: {
+            nodes: number;
+            edges: number;
+            structural_edges: number;
+            dependency_edges: number;
+            inferred_edges: number;
+            derived_edges: number;
+            by_type: {
+                [key: string]: number;
+            };
+            health: {
+                healthy: number;
+                degraded: number;
+                at_risk: number;
+                critical: number;
+            };
+            last_scan_at: string | null;
+        };
+        GraphSearchResults: {
+            results: {
+                id: string;
+                arn: string;
+                native_id: string;
+                type: string;
+                name: string | null;
+                account_id: string;
+                region: string;
+                open_findings: number;
+            }[];
+        };
+        BlastRadius: {
+            resource: components["schemas"]["GraphNode"];
+            depth: number;
+            impacted: {
+                id: string;
+                arn: string;
+                native_id: string;
+                type: string;
+                name: string | null;
+                account_id: string;
+                region: string;
+                depth: number;
+                via: string[];
+                path: string[];
+                sources: string[];
+                /** @enum {string} */
+                impact: "fails" | "degraded";
+            }[];
+            by_depth: {
+                [key: string]: number;
+            };
+            total: number;
+        };
+        GraphNode: {
+            id: string;
+            arn: string;
+            native_id: string;
+            type: string;
+            name: string | null;
+            account_id: string;
+            region: string;
+        };
+        GraphHealth: {
+            resources: {
+                id: string;
+                arn: string;
+                native_id: string;
+                type: string;
+                name: string | null;
+                account_id: string;
+                region: string;
+                /** @enum {string} */
+                health: "healthy" | "degraded" | "at_risk" | "critical";
+                open_findings: {
+                    critical: number;
+                    high: number;
+                    medium: number;
+                    low: number;
+                    info: number;
+                };
+                inherited_from: string | null;
+            }[];
+            totals: {
+                healthy: number;
+                degraded: number;
+                at_risk: number;
+                critical: number;
+            };
+            total: number;
+        };
+        GraphRisks: {
+            risks: {
+                id: string;
+                /** @enum {string} */
+                kind: "spof" | "toxic_combination";
+                basis: string;
+                title: string;
+                /** @enum {string} */
+                severity: "critical" | "high" | "medium" | "low";
+                reason: string;
+                resources: components["schemas"]["GraphNode"][];
+                finding_ids: string[];
+            }[];
+        };
+        GraphDrift: {
+            window: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            added: {
+                id: string;
+                arn: string;
+                native_id: string;
+                type: string;
+                name: string | null;
+                account_id: string;
+                region: string;
+                /** Format: date-time */
+                at: string;
+                actor: string | null;
+                event: string | null;
+            }[];
+            removed: {
+                id: string;
+                arn: string;
+                native_id: string;
+                type: string;
+                name: string | null;
+                account_id: string;
+                region: string;
+                /** Format: date-time */
+                at: string;
+                actor: string | null;
+                event: string | null;
+            }[];
+            changed: {
+                id: string;
+                arn: string;
+                native_id: string;
+                type: string;
+                name: string | null;
+                account_id: string;
+                region: string;
+                /** Format: date-time */
+                at: string;
+                actor: string | null;
+                event: string | null;
+                fields: {
+                    path: string;
+                    before: unknown;
+                    after: unknown;
+                }[];
+            }[];
+            truncated: boolean;
+        };
+        ResilienceStatus: {
+            /** @enum {string} */
+            status: "ready" | "computing" | "no_data";
+            last_run_at: string | null;
+            scenarios: number;
+            findings: number;
+            snapshot_id: string | null;
+        };
+        TierRestricted: {
+            /** @constant */
+            error: "tier_restricted";
+            message: string;
+            /** @constant */
+            upgrade_required: true;
+        };
+        ResilienceFindings: {
+            findings: {
+                id: string;
+                /** @enum {string} */
+                scenario: "az_loss" | "nat_loss" | "role_revocation" | "single_instance";
+                title: string;
+                /** @enum {string} */
+                severity: "critical" | "high" | "medium" | "low";
+                trigger: {
+                    /** @enum {string} */
+                    kind: "availability_zone" | "resource";
+                    ref: string;
+                    resource: components["schemas"]["GraphNode"] | null;
+                };
+                impacted: {
+                    id: string;
+                    arn: string;
+                    native_id: string;
+                    type: string;
+                    name: string | null;
+                    account_id: string;
+                    region: string;
+                    path: string[];
+                }[];
+                reason: string;
+                recommendation: string;
+            }[];
+            total: number;
         };
         BrowserSession: {
             user: components["schemas"]["User"];

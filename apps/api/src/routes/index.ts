@@ -3,6 +3,7 @@ import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
 import { cliLoginRoutes } from './cli-login.routes';
 import { docsRoutes } from './docs.routes';
+import { graphRoutes } from './graph.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
@@ -20,6 +21,7 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...pulseRoutes,
   ...knowledgeRoutes,
+  ...graphRoutes,
   ...authRoutes,
   ...pageRoutes,
   ...cliLoginRoutes,
