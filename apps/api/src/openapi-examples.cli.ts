@@ -1,5 +1,5 @@
 import { writeFileSync } from 'node:fs';
-import { connectEnvironment, requestScan, runScan } from '@opsi/core';
+import { connectEnvironment, requestScan, runResilience, runScan } from '@opsi/core';
 import { prepareTemplateDatabase } from '@opsi/db/testing';
 import {
   call,
@@ -36,7 +36,8 @@ try {
     size: 'small',
     epoch: '2026-11-01',
   });
-  await runScan(t.db, (await requestScan(t.db, null, member.tenant.id, 'examples')).id);
+  const scan = await runScan(t.db, (await requestScan(t.db, null, member.tenant.id, 'examples')).id);
+  await runResilience(t.db, member.tenant.id, { scanId: scan.id }); // the worker's job after a scan
   const rw = (await mintTestToken(t, member, 'read_write', { name: 'ci-pipeline' })).token;
   const browser = await loginOverHttp(url, member.user.email, member.password);
   const session = { cookie: browser.cookie, 'x-csrf-token': browser.csrf };
@@ -120,6 +121,18 @@ try {
       },
     }),
     'GET /api/v1/learnings': () => ({ path: '/api/v1/learnings' }),
+    'GET /api/v1/graph/summary': () => ({ path: '/api/v1/graph/summary' }),
+    'GET /api/v1/graph/search': () => ({ path: '/api/v1/graph/search?q=nat&limit=3' }),
+    'GET /api/v1/graph/blast-radius/:id': async () => {
+      const hit = (await call(url, 'GET', '/api/v1/graph/search?q=nat&limit=1', { token: rw })).body
+        .results[0];
+      return { path: `/api/v1/graph/blast-radius/${hit.id}?depth=2` };
+    },
+    'GET /api/v1/graph/health': () => ({ path: '/api/v1/graph/health?limit=3' }),
+    'GET /api/v1/graph/risks': () => ({ path: '/api/v1/graph/risks' }),
+    'GET /api/v1/graph/drift': () => ({ path: '/api/v1/graph/drift?days=7' }),
+    'GET /api/v1/resilience/status': () => ({ path: '/api/v1/resilience/status' }),
+    'GET /api/v1/resilience/findings': () => ({ path: '/api/v1/resilience/findings' }),
     'GET /auth/session': () => ({ path: '/auth/session', auth: 'session' }),
     'POST /auth/login': () => ({
       path: '/auth/login',

@@ -70,19 +70,19 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
-                         *         "email": "acme-fda06b@example.com",
-                         *         "name": "acme-fda06b",
+                         *         "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *         "email": "acme-fde4c7@example.com",
+                         *         "name": "acme-fde4c7",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "2ad1d898-32d4-4d57-849b-95bb130ee583",
+                         *         "id": "054f15a9-faf7-48a9-8f4a-0f10f5dcd569",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
                          *       },
                          *       "token": {
-                         *         "id": "0c1c8a80-d738-4cde-a203-ca82f466c6ae",
+                         *         "id": "24dac2fd-abc5-4644-8f80-a64d11ef934f",
                          *         "scope": "read_write",
                          *         "expires_at": null
                          *       }
@@ -300,33 +300,33 @@ export type paths = {
                          * @example {
                          *       "tokens": [
                          *         {
-                         *           "id": "1eb53816-8a44-4dcf-906d-48359fb4b3c6",
+                         *           "id": "7463128c-b5ac-4a58-8137-01ccbb1a8601",
                          *           "name": "deploy-bot",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_ZeDcETfI",
-                         *           "created_at": "2026-11-24T22:15:26.745Z",
-                         *           "expires_at": "2026-12-24T22:15:26.745Z",
+                         *           "token_hint": "opsi_bQtBjlIm",
+                         *           "created_at": "2026-11-24T22:34:15.711Z",
+                         *           "expires_at": "2026-12-24T22:34:15.711Z",
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "de0b2d74-710a-4923-b0a1-6524eebaee28",
+                         *           "id": "d566e2e6-541e-417c-8a49-1065a8cff3cb",
                          *           "name": "old-laptop",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_NOVxXX_G",
-                         *           "created_at": "2026-11-24T22:15:26.602Z",
+                         *           "token_hint": "opsi_V-byEjjZ",
+                         *           "created_at": "2026-11-24T22:34:15.604Z",
                          *           "expires_at": null,
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "0c1c8a80-d738-4cde-a203-ca82f466c6ae",
+                         *           "id": "24dac2fd-abc5-4644-8f80-a64d11ef934f",
                          *           "name": "ci-pipeline",
                          *           "scope": "read_write",
-                         *           "token_hint": "opsi_WTkvxMRZ",
-                         *           "created_at": "2026-11-24T22:15:26.264Z",
+                         *           "token_hint": "opsi_LCUgGM_o",
+                         *           "created_at": "2026-11-24T22:34:15.207Z",
                          *           "expires_at": null,
-                         *           "last_used_at": "2026-11-24T22:15:26.478Z",
+                         *           "last_used_at": "2026-11-24T22:34:15.470Z",
                          *           "revoked_at": null
                          *         }
                          *       ]
@@ -388,12 +388,12 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "1eb53816-8a44-4dcf-906d-48359fb4b3c6",
+                         *       "id": "7463128c-b5ac-4a58-8137-01ccbb1a8601",
                          *       "name": "deploy-bot",
                          *       "scope": "read",
-                         *       "token_hint": "opsi_ZeDcETfI",
-                         *       "created_at": "2026-11-24T22:15:26.745Z",
-                         *       "expires_at": "2026-12-24T22:15:26.745Z",
+                         *       "token_hint": "opsi_bQtBjlIm",
+                         *       "created_at": "2026-11-24T22:34:15.711Z",
+                         *       "expires_at": "2026-12-24T22:34:15.711Z",
                          *       "token": "opsi_EXAMPLExEXAMPLExEXAMPLExEXAMPLExEXAMPLExEXA"
                          *     }
                          */
@@ -543,11 +543,11 @@ export type paths = {
                          * @example {
                          *       "members": [
                          *         {
-                         *           "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
-                         *           "email": "acme-fda06b@example.com",
-                         *           "name": "acme-fda06b",
+                         *           "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *           "email": "acme-fde4c7@example.com",
+                         *           "name": "acme-fde4c7",
                          *           "role": "owner",
-                         *           "created_at": "2026-11-24T22:15:23.128Z"
+                         *           "created_at": "2026-11-24T22:34:10.399Z"
                          *         }
                          *       ]
                          *     }
@@ -612,64 +612,64 @@ export type paths = {
                          * @example {
                          *       "entries": [
                          *         {
-                         *           "id": "759df858-5ed5-4955-affc-f6fabc26f092",
+                         *           "id": "ce36e8de-8536-4159-a1d9-19e897a5561e",
                          *           "seq": 4,
-                         *           "at": "2026-11-24T22:15:26.795Z",
+                         *           "at": "2026-11-24T22:34:15.788Z",
                          *           "actor": {
-                         *             "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *             "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
                          *             "type": "user",
-                         *             "email": "acme-fda06b@example.com",
-                         *             "token_id": "0c1c8a80-d738-4cde-a203-ca82f466c6ae"
+                         *             "email": "acme-fde4c7@example.com",
+                         *             "token_id": "24dac2fd-abc5-4644-8f80-a64d11ef934f"
                          *           },
                          *           "action": "token.revoked",
                          *           "target_type": "api_token",
-                         *           "target_id": "de0b2d74-710a-4923-b0a1-6524eebaee28",
+                         *           "target_id": "d566e2e6-541e-417c-8a49-1065a8cff3cb",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "self": false
                          *           },
-                         *           "prev_hash": "46c7515501e3cc88f9830e66b8053f4484e0ac85ee43b5261a75f246a7c46720",
-                         *           "hash": "b355e73de126e3dab214ed04106e8a3f4e3149672f44db9c73fc8eed8fd4923b"
+                         *           "prev_hash": "b4849b2d973425158e5740ef924244bf818cc886c138982b0a155803597259af",
+                         *           "hash": "b22bd284f529f80bbf01e3c886d8b87a8a2bc2f1ede847b3462b612e311988f6"
                          *         },
                          *         {
-                         *           "id": "f960c524-f4bb-4743-97be-fe3e892b0a6e",
+                         *           "id": "164220b0-a52e-44cd-9b2f-101a122304b1",
                          *           "seq": 3,
-                         *           "at": "2026-11-24T22:15:26.749Z",
+                         *           "at": "2026-11-24T22:34:15.759Z",
                          *           "actor": {
-                         *             "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *             "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
                          *             "type": "user",
-                         *             "email": "acme-fda06b@example.com"
+                         *             "email": "acme-fde4c7@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "1eb53816-8a44-4dcf-906d-48359fb4b3c6",
+                         *           "target_id": "7463128c-b5ac-4a58-8137-01ccbb1a8601",
                          *           "details": {
                          *             "name": "deploy-bot",
                          *             "scope": "read",
-                         *             "expires_at": "2026-12-24T22:15:26.745Z"
+                         *             "expires_at": "2026-12-24T22:34:15.711Z"
                          *           },
-                         *           "prev_hash": "6a4c953d87277203f6fe29029051286b1788a83a6fa35ee87981fa7c85982167",
-                         *           "hash": "46c7515501e3cc88f9830e66b8053f4484e0ac85ee43b5261a75f246a7c46720"
+                         *           "prev_hash": "e6e71f9778394c074bfa788169c4dd4b082420741e03bd4e6999a095346ba603",
+                         *           "hash": "b4849b2d973425158e5740ef924244bf818cc886c138982b0a155803597259af"
                          *         },
                          *         {
-                         *           "id": "f8a97043-5fbe-4060-bcad-9fc1e0369071",
+                         *           "id": "799ed077-d581-4aaa-be22-ee5dc5581f33",
                          *           "seq": 2,
-                         *           "at": "2026-11-24T22:15:26.641Z",
+                         *           "at": "2026-11-24T22:34:15.611Z",
                          *           "actor": {
-                         *             "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
+                         *             "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
                          *             "type": "user",
-                         *             "email": "acme-fda06b@example.com"
+                         *             "email": "acme-fde4c7@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "de0b2d74-710a-4923-b0a1-6524eebaee28",
+                         *           "target_id": "d566e2e6-541e-417c-8a49-1065a8cff3cb",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "scope": "read",
                          *             "expires_at": null
                          *           },
-                         *           "prev_hash": "8a9c077e64db37e7ff013ba879c6a83c7b2bd97a705a8b1787a2d4ae9a570e22",
-                         *           "hash": "6a4c953d87277203f6fe29029051286b1788a83a6fa35ee87981fa7c85982167"
+                         *           "prev_hash": "15c08f32f653722ba5cf6076da6d55364b47dbeb5f5fe13c7120ce730cb76c53",
+                         *           "hash": "e6e71f9778394c074bfa788169c4dd4b082420741e03bd4e6999a095346ba603"
                          *         }
                          *       ]
                          *     }
@@ -815,7 +815,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "reply": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 31092198-79bb-4087-9362-7ec02957a252), $322.50/month. Ask \"what could save the most?\" for the list.",
+                         *       "reply": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce), $322.50/month. Ask \"what could save the most?\" for the list.",
                          *       "session_id": "triage-monday"
                          *     }
                          */
@@ -944,27 +944,27 @@ export type paths = {
                         /**
                          * @example id: 1
                          *     event: run.started
-                         *     data: {"attempt":1,"seq":1,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"run.started","at":"2026-11-24T22:15:28.212Z"}
+                         *     data: {"attempt":1,"seq":1,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"run.started","at":"2026-11-24T22:34:17.155Z"}
                          *
                          *     id: 2
                          *     event: tool.started
-                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.started","at":"2026-11-24T22:15:28.244Z"}
+                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.started","at":"2026-11-24T22:34:17.198Z"}
                          *
                          *     id: 3
                          *     event: tool.finished
-                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"31092198-79bb-4087-9362-7ec02957a252\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"670ac5ef…","seq":3,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.finished","at":"2026-11-24T22:15:28.362Z"}
+                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"2d2c1994-2a00-4043-b6c9-d467a2bbedce\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"cd12193c…","seq":3,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.finished","at":"2026-11-24T22:34:17.224Z"}
                          *
                          *     id: 4
                          *     event: tool.started
-                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.started","at":"2026-11-24T22:15:28.399Z"}
+                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.started","at":"2026-11-24T22:34:17.239Z"}
                          *
                          *     id: 5
                          *     event: tool.finished
-                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"31092198-79bb-4087-9362-7ec02957a252\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"670ac5ef-e581-4ffb-8940-81e80a752f13\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"tool.finished","at":"2026-11-24T22:15:28.410Z"}
+                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"2d2c1994-2a00-4043-b6c9-d467a2bbedce\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"cd12193c-132e-4f7d-a55c-6da5c7b10620\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.finished","at":"2026-11-24T22:34:17.250Z"}
                          *
                          *     id: 6
                          *     event: message.delta
-                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"message.delta","at":"2026-11-24T22:15:28.435Z"}
+                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"message.delta","at":"2026-11-24T22:34:17.256Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1065,11 +1065,11 @@ export type paths = {
                         /**
                          * @example id: 65
                          *     event: message.completed
-                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 31092198-79bb-4087-9362-7ec02957a252\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 670ac5ef-e581-4ffb-8940-81e80a752f13\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 994944c7-f748-4a97-bf52-ec35d9d825be\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding bdbbf440-9065-4edb-8211-a1b37d256c8c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 2236940c-0b38-4e55-9f4a-24704816cf7d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 5ba5bfb1-89c1-4a66-9bd3-5156436df185\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding ae6e1636-a224-4e69-af54-95918c3291fa\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 0fc2dcd8-c8c2-4a0a-a635-78d152effc50\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 69c2008f-2595-4af7-b18e-3926cb01e344\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding cd6e1b38-d43e-4ba5-a2f3-9e1c08eee60b\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":65,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"message.completed","at":"2026-11-24T22:15:28.476Z"}
+                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding cd12193c-132e-4f7d-a55c-6da5c7b10620\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 271c96e8-916f-4857-9c74-e87ecd72a22a\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding d8280135-8211-4e3b-b051-0623952da12e\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 0be9c6b8-c498-4592-8383-e7c805b7095d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 9c623928-f184-46df-8f5c-701c2eb66109\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 39954ac0-fd7e-462f-b643-ed556fae802f\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding a584928c-5032-41e0-b64a-1a81c349f667\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding d32e5060-22c3-429f-944c-e321ba639208\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding 75bdf1fb-24ad-4463-bc1c-9fa7b1264b82\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":65,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"message.completed","at":"2026-11-24T22:34:17.447Z"}
                          *
                          *     id: 66
                          *     event: run.completed
-                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 31092198-79bb-4087-9362-7ec02957a252\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 670ac5ef-e581-4ffb-8940-81e80a752f13\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 994944c7-f748-4a97-bf52-ec35d9d825be\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding bdbbf440-9065-4edb-8211-a1b37d256c8c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 2236940c-0b38-4e55-9f4a-24704816cf7d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 5ba5bfb1-89c1-4a66-9bd3-5156436df185\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding ae6e1636-a224-4e69-af54-95918c3291fa\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 0fc2dcd8-c8c2-4a0a-a635-78d152effc50\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 69c2008f-2595-4af7-b18e-3926cb01e344\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding cd6e1b38-d43e-4ba5-a2f3-9e1c08eee60b\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":66,"run_id":"93b22aa0-eafd-49c6-aade-bd3dd5ea6075","kind":"run.completed","at":"2026-11-24T22:15:28.511Z"}
+                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding cd12193c-132e-4f7d-a55c-6da5c7b10620\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 271c96e8-916f-4857-9c74-e87ecd72a22a\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding d8280135-8211-4e3b-b051-0623952da12e\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 0be9c6b8-c498-4592-8383-e7c805b7095d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 9c623928-f184-46df-8f5c-701c2eb66109\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 39954ac0-fd7e-462f-b643-ed556fae802f\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding a584928c-5032-41e0-b64a-1a81c349f667\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding d32e5060-22c3-429f-944c-e321ba639208\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding 75bdf1fb-24ad-4463-bc1c-9fa7b1264b82\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":66,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"run.completed","at":"2026-11-24T22:34:17.457Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1147,16 +1147,16 @@ export type paths = {
                          * @example {
                          *       "sessions": [
                          *         {
-                         *           "id": "e4d4ea30-1e94-4162-b6b3-a5b9f2eef57f",
+                         *           "id": "b5342d11-dc9e-4196-a6f4-444553de1a39",
                          *           "name": "Cost review",
-                         *           "created_at": "2026-11-24T22:15:27.323Z",
-                         *           "updated_at": "2026-11-24T22:15:27.323Z"
+                         *           "created_at": "2026-11-24T22:34:16.061Z",
+                         *           "updated_at": "2026-11-24T22:34:16.061Z"
                          *         },
                          *         {
                          *           "id": "triage-monday",
                          *           "name": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T22:15:26.985Z",
-                         *           "updated_at": "2026-11-24T22:15:26.985Z"
+                         *           "created_at": "2026-11-24T22:34:15.854Z",
+                         *           "updated_at": "2026-11-24T22:34:15.854Z"
                          *         }
                          *       ]
                          *     }
@@ -1212,9 +1212,9 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "e4d4ea30-1e94-4162-b6b3-a5b9f2eef57f",
+                         *       "id": "b5342d11-dc9e-4196-a6f4-444553de1a39",
                          *       "name": "Cost review",
-                         *       "created_at": "2026-11-24T22:15:27.323Z"
+                         *       "created_at": "2026-11-24T22:34:16.061Z"
                          *     }
                          */
                         "application/json": {
@@ -1369,8 +1369,8 @@ export type paths = {
                          * @example {
                          *       "id": "triage-monday",
                          *       "name": "Monday triage",
-                         *       "created_at": "2026-11-24T22:15:26.985Z",
-                         *       "updated_at": "2026-11-24T22:15:27.395Z"
+                         *       "created_at": "2026-11-24T22:34:15.854Z",
+                         *       "updated_at": "2026-11-24T22:34:16.103Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Session"];
@@ -1464,18 +1464,18 @@ export type paths = {
                          *       "session_id": "triage-monday",
                          *       "messages": [
                          *         {
-                         *           "id": "f606e731-a787-4306-9904-5856f6dd4cab",
+                         *           "id": "592618a1-0981-4a93-8dbc-0b5f7ffa5f23",
                          *           "role": "user",
                          *           "content": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T22:15:26.985Z",
-                         *           "run_id": "ee48a192-e404-4c73-b4a1-cc445b6177e9"
+                         *           "created_at": "2026-11-24T22:34:15.854Z",
+                         *           "run_id": "8cfee9ae-0151-421c-97bb-794a852d5ebf"
                          *         },
                          *         {
-                         *           "id": "5d1c189e-c4c1-43a7-9196-a8102d5593d9",
+                         *           "id": "40797577-eaca-4915-8f03-dc396c53672c",
                          *           "role": "assistant",
-                         *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 31092198-79bb-4087-9362-7ec02957a252), $322.50/month. Ask \"what could save the most?\" for the list.",
-                         *           "created_at": "2026-11-24T22:15:27.285Z",
-                         *           "run_id": "ee48a192-e404-4c73-b4a1-cc445b6177e9"
+                         *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce), $322.50/month. Ask \"what could save the most?\" for the list.",
+                         *           "created_at": "2026-11-24T22:34:16.053Z",
+                         *           "run_id": "8cfee9ae-0151-421c-97bb-794a852d5ebf"
                          *         }
                          *       ]
                          *     }
@@ -1580,10 +1580,10 @@ export type paths = {
                          *         "regions": 2,
                          *         "detectors": 40,
                          *         "last_scan": {
-                         *           "id": "24c665ff-9dc5-4ee3-90f0-b602070a6d59",
+                         *           "id": "b7dd76c6-5b91-44b0-97bd-7c01fb692011",
                          *           "status": "completed",
-                         *           "finished_at": "2026-11-24T22:15:26.261Z",
-                         *           "created_at": "2026-11-24T22:15:23.158Z"
+                         *           "finished_at": "2026-11-24T22:34:15.056Z",
+                         *           "created_at": "2026-11-24T22:34:10.463Z"
                          *         }
                          *       }
                          *     }
@@ -1652,48 +1652,48 @@ export type paths = {
                          * @example {
                          *       "findings": [
                          *         {
-                         *           "id": "802a5d64-63ac-4be9-8cf4-fd691aeda4f2",
+                         *           "id": "b7043e9a-5560-4345-a72c-4d80518edb91",
                          *           "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.nat_single_for_many_azs",
-                         *           "group_id": "2d5e1d6b-146f-4df7-b626-1738baba632a",
+                         *           "group_id": "7adee81b-b47c-4839-a7e4-cebfc005f109",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "medium",
-                         *           "detected_at": "2026-11-24T22:15:26.221Z",
-                         *           "last_seen_at": "2026-11-24T22:15:26.221Z",
+                         *           "detected_at": "2026-11-24T22:34:14.994Z",
+                         *           "last_seen_at": "2026-11-24T22:34:14.994Z",
                          *           "resource_count": 4
                          *         },
                          *         {
-                         *           "id": "1cb2b46e-d430-42c2-85ab-e7f3a7599e28",
+                         *           "id": "0814db04-0206-459a-b4d3-10d02f2a3f0d",
                          *           "title": "Point-in-time recovery disabled on DynamoDB table orders",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.dynamodb_no_pitr",
-                         *           "group_id": "a40eb83b-b9b0-4e18-bcff-68dd56458777",
+                         *           "group_id": "cfd2da34-6e1c-4672-b8fa-7b613b1340fe",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T22:15:26.199Z",
-                         *           "last_seen_at": "2026-11-24T22:15:26.199Z",
+                         *           "detected_at": "2026-11-24T22:34:14.926Z",
+                         *           "last_seen_at": "2026-11-24T22:34:14.926Z",
                          *           "resource_count": 1
                          *         },
                          *         {
-                         *           "id": "0470140b-bb49-4ea3-9b8b-40eaf41052a1",
+                         *           "id": "5c300ad4-6e18-405e-89e9-3e10b6c55e3b",
                          *           "title": "ElastiCache sessions-cache cannot fail over (automatic failover disabled)",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.elasticache_no_failover",
-                         *           "group_id": "07a85d32-4ba5-4130-bbc4-7055f92299aa",
+                         *           "group_id": "025f4e89-07c4-4d25-ae4c-8d0d299e49b3",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T22:15:26.184Z",
-                         *           "last_seen_at": "2026-11-24T22:15:26.184Z",
+                         *           "detected_at": "2026-11-24T22:34:14.872Z",
+                         *           "last_seen_at": "2026-11-24T22:34:14.872Z",
                          *           "resource_count": 1
                          *         }
                          *       ]
@@ -1766,7 +1766,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *       "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -1776,8 +1776,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T22:15:26.251Z",
-                         *       "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *       "detected_at": "2026-11-24T22:34:15.038Z",
+                         *       "last_seen_at": "2026-11-24T22:34:15.038Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -1813,7 +1813,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "5b58ae61-a97b-4c9b-b669-b9f19a22de8f",
+                         *         "id": "1459958e-8c8c-4c12-8bf4-697df5a90486",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -1821,25 +1821,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "92cff5b5-25ed-4e47-af35-330377a055c8",
+                         *         "id": "26f1b850-efa7-4715-b63b-b9f03b796e46",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T22:15:26.251Z",
-                         *             "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *             "detected_at": "2026-11-24T22:34:15.038Z",
+                         *             "last_seen_at": "2026-11-24T22:34:15.038Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "finding_id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T22:15:26.251Z"
+                         *             "at": "2026-11-24T22:34:15.038Z"
                          *           }
                          *         ]
                          *       },
@@ -1897,10 +1897,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 3,
+                         *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *             "executed_at": "2026-11-24T22:34:15.038Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -1957,7 +1957,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *             "executed_at": "2026-11-24T22:34:15.038Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -1974,7 +1974,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *             "executed_at": "2026-11-24T22:34:15.038Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2165,8 +2165,8 @@ export type paths = {
                          * @example {
                          *       "recommendations": [
                          *         {
-                         *           "id": "53d62149-c087-4ae1-84ec-270bea7eb9fb",
-                         *           "finding_id": "31092198-79bb-4087-9362-7ec02957a252",
+                         *           "id": "f2794889-48d3-4294-b80d-81e1d5c58ac2",
+                         *           "finding_id": "2d2c1994-2a00-4043-b6c9-d467a2bbedce",
                          *           "title": "Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2178,8 +2178,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "1d663181-f909-4273-b093-3976b6bda662",
-                         *           "finding_id": "670ac5ef-e581-4ffb-8940-81e80a752f13",
+                         *           "id": "875a9472-aa36-4070-b3fd-40d99ff48abb",
+                         *           "finding_id": "cd12193c-132e-4f7d-a55c-6da5c7b10620",
                          *           "title": "Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2191,8 +2191,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "532d4a15-a9d7-4985-8073-a9c06bcc8682",
-                         *           "finding_id": "994944c7-f748-4a97-bf52-ec35d9d825be",
+                         *           "id": "bc3c0a8a-3e23-4f73-b057-7194bd246e8a",
+                         *           "finding_id": "271c96e8-916f-4857-9c74-e87ecd72a22a",
                          *           "title": "RDS instance legacy-reporting-db had no connections in 30 days",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2405,7 +2405,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *       "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -2415,8 +2415,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T22:15:26.251Z",
-                         *       "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *       "detected_at": "2026-11-24T22:34:15.038Z",
+                         *       "last_seen_at": "2026-11-24T22:34:15.038Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -2452,7 +2452,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "5b58ae61-a97b-4c9b-b669-b9f19a22de8f",
+                         *         "id": "1459958e-8c8c-4c12-8bf4-697df5a90486",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -2460,25 +2460,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "92cff5b5-25ed-4e47-af35-330377a055c8",
+                         *         "id": "26f1b850-efa7-4715-b63b-b9f03b796e46",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T22:15:26.251Z",
-                         *             "last_seen_at": "2026-11-24T22:15:26.251Z",
+                         *             "detected_at": "2026-11-24T22:34:15.038Z",
+                         *             "last_seen_at": "2026-11-24T22:34:15.038Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *             "finding_id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T22:15:26.251Z"
+                         *             "at": "2026-11-24T22:34:15.038Z"
                          *           }
                          *         ]
                          *       },
@@ -2536,10 +2536,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 3,
+                         *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *             "executed_at": "2026-11-24T22:34:15.038Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -2596,7 +2596,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *             "executed_at": "2026-11-24T22:34:15.038Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -2613,7 +2613,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T22:15:26.251Z"
+                         *             "executed_at": "2026-11-24T22:34:15.038Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2692,7 +2692,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "finding_id": "51013f49-d74e-4def-abba-d44f5ca29b3b",
+                         *       "finding_id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
                          *       "steps": [
                          *         {
                          *           "seq": 1,
@@ -2746,10 +2746,10 @@ export type paths = {
                          *             }
                          *           ],
                          *           "row_count": 1,
-                         *           "duration_ms": 3,
+                         *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           "executed_at": "2026-11-24T22:34:15.038Z"
                          *         },
                          *         {
                          *           "seq": 2,
@@ -2806,7 +2806,7 @@ export type paths = {
                          *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           "executed_at": "2026-11-24T22:34:15.038Z"
                          *         },
                          *         {
                          *           "seq": 3,
@@ -2823,7 +2823,7 @@ export type paths = {
                          *           "duration_ms": 0,
                          *           "is_self_correction": false,
                          *           "rerunnable": false,
-                         *           "executed_at": "2026-11-24T22:15:26.251Z"
+                         *           "executed_at": "2026-11-24T22:34:15.038Z"
                          *         }
                          *       ],
                          *       "summary": {
@@ -2949,11 +2949,11 @@ export type paths = {
                          *         }
                          *       ],
                          *       "row_count": 1,
-                         *       "duration_ms": 3,
+                         *       "duration_ms": 12,
                          *       "truncated": false,
                          *       "differs": false,
                          *       "recorded_row_count": 1,
-                         *       "executed_at": "2026-11-24T22:15:27.760Z"
+                         *       "executed_at": "2026-11-24T22:34:16.436Z"
                          *     }
                          */
                         "application/json": components["schemas"]["StepRerun"];
@@ -3315,12 +3315,12 @@ export type paths = {
                          * @example {
                          *       "learnings": [
                          *         {
-                         *           "id": "dc3ee264-63cd-4940-980c-87776703a8e5",
+                         *           "id": "fe3d35d9-dade-4f66-a527-01817e1a7e40",
                          *           "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *           "service": "batch",
                          *           "status": "active",
-                         *           "created_by": "user:acme-fda06b@example.com",
-                         *           "created_at": "2026-11-24T22:15:27.889Z"
+                         *           "created_by": "user:acme-fde4c7@example.com",
+                         *           "created_at": "2026-11-24T22:34:16.558Z"
                          *         }
                          *       ]
                          *     }
@@ -3389,12 +3389,12 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "dc3ee264-63cd-4940-980c-87776703a8e5",
+                         *       "id": "fe3d35d9-dade-4f66-a527-01817e1a7e40",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "active",
-                         *       "created_by": "user:acme-fda06b@example.com",
-                         *       "created_at": "2026-11-24T22:15:27.889Z"
+                         *       "created_by": "user:acme-fde4c7@example.com",
+                         *       "created_at": "2026-11-24T22:34:16.558Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Learning"];
@@ -3479,6 +3479,53 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "nodes": 340,
+                         *       "edges": 427,
+                         *       "structural_edges": 39,
+                         *       "dependency_edges": 388,
+                         *       "inferred_edges": 22,
+                         *       "derived_edges": 0,
+                         *       "by_type": {
+                         *         "aws_account": 3,
+                         *         "aws_cloudtrail_trail": 3,
+                         *         "aws_cloudwatch_alarm": 32,
+                         *         "aws_cloudwatch_log_group": 10,
+                         *         "aws_dynamodb_table": 3,
+                         *         "aws_ebs_snapshot": 6,
+                         *         "aws_ebs_volume": 58,
+                         *         "aws_ec2_application_load_balancer": 8,
+                         *         "aws_ec2_autoscaling_group": 9,
+                         *         "aws_ec2_instance": 54,
+                         *         "aws_ec2_launch_template": 8,
+                         *         "aws_ec2_target_group": 7,
+                         *         "aws_elasticache_replication_group": 1,
+                         *         "aws_iam_access_key": 1,
+                         *         "aws_iam_instance_profile": 3,
+                         *         "aws_iam_role": 3,
+                         *         "aws_iam_user": 2,
+                         *         "aws_rds_db_instance": 4,
+                         *         "aws_rds_db_snapshot": 1,
+                         *         "aws_route53_record": 1,
+                         *         "aws_s3_bucket": 5,
+                         *         "aws_vpc": 8,
+                         *         "aws_vpc_eip": 16,
+                         *         "aws_vpc_internet_gateway": 5,
+                         *         "aws_vpc_nat_gateway": 14,
+                         *         "aws_vpc_route_table": 19,
+                         *         "aws_vpc_security_group": 20,
+                         *         "aws_vpc_subnet": 36
+                         *       },
+                         *       "health": {
+                         *         "healthy": 250,
+                         *         "degraded": 46,
+                         *         "at_risk": 35,
+                         *         "critical": 9
+                         *       },
+                         *       "last_scan_at": "2026-11-24T22:34:15.056Z"
+                         *     }
+                         */
                         "application/json": components["schemas"]["GraphSummary"];
                     };
                 };
@@ -3540,6 +3587,42 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "results": [
+                         *         {
+                         *           "id": "d5f0dfec-5792-4450-8749-9ca60c51841c",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
+                         *           "native_id": "nat-805c64d92ad7a057c",
+                         *           "type": "aws_vpc_nat_gateway",
+                         *           "name": "prod-apps-us-east-1-nat-a",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "open_findings": 0
+                         *         },
+                         *         {
+                         *           "id": "bb094ab3-e0c4-4ba2-8586-e8c5f01c8329",
+                         *           "arn": "arn:aws:cloudwatch:us-east-1:533297907419:alarm:prod-apps-us-east-1-nat-a-errors",
+                         *           "native_id": "prod-apps-us-east-1-nat-a-errors",
+                         *           "type": "aws_cloudwatch_alarm",
+                         *           "name": "prod-apps-us-east-1-nat-a-errors",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "open_findings": 0
+                         *         },
+                         *         {
+                         *           "id": "93ecd3c9-1e84-4764-b299-8108c01992a3",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-622aa5f9d54779a56",
+                         *           "native_id": "nat-622aa5f9d54779a56",
+                         *           "type": "aws_vpc_nat_gateway",
+                         *           "name": "prod-apps-us-east-1-nat-b",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "open_findings": 0
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["GraphSearchResults"];
                     };
                 };
@@ -3610,6 +3693,72 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "resource": {
+                         *         "id": "d5f0dfec-5792-4450-8749-9ca60c51841c",
+                         *         "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
+                         *         "native_id": "nat-805c64d92ad7a057c",
+                         *         "type": "aws_vpc_nat_gateway",
+                         *         "name": "prod-apps-us-east-1-nat-a",
+                         *         "account_id": "533297907419",
+                         *         "region": "us-east-1"
+                         *       },
+                         *       "depth": 2,
+                         *       "impacted": [
+                         *         {
+                         *           "id": "7b05df46-3506-4f3b-8f7e-bf0ffd895b95",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-fb46d84e6fd4ab735",
+                         *           "native_id": "rtb-fb46d84e6fd4ab735",
+                         *           "type": "aws_vpc_route_table",
+                         *           "name": "prod-apps-us-east-1-private-a",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "depth": 1,
+                         *           "via": [
+                         *             "routes-to"
+                         *           ],
+                         *           "path": [
+                         *             "d5f0dfec-5792-4450-8749-9ca60c51841c",
+                         *             "7b05df46-3506-4f3b-8f7e-bf0ffd895b95"
+                         *           ],
+                         *           "sources": [
+                         *             "config"
+                         *           ],
+                         *           "impact": "fails"
+                         *         },
+                         *         {
+                         *           "id": "8f20d9a4-30a3-4792-9f00-d6deaba30915",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-046064c954d7d59f4",
+                         *           "native_id": "subnet-046064c954d7d59f4",
+                         *           "type": "aws_vpc_subnet",
+                         *           "name": "prod-apps-us-east-1-private-a",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "depth": 2,
+                         *           "via": [
+                         *             "routes-to",
+                         *             "depends-on"
+                         *           ],
+                         *           "path": [
+                         *             "d5f0dfec-5792-4450-8749-9ca60c51841c",
+                         *             "7b05df46-3506-4f3b-8f7e-bf0ffd895b95",
+                         *             "8f20d9a4-30a3-4792-9f00-d6deaba30915"
+                         *           ],
+                         *           "sources": [
+                         *             "config",
+                         *             "config"
+                         *           ],
+                         *           "impact": "fails"
+                         *         }
+                         *       ],
+                         *       "by_depth": {
+                         *         "1": 1,
+                         *         "2": 1
+                         *       },
+                         *       "total": 2
+                         *     }
+                         */
                         "application/json": components["schemas"]["BlastRadius"];
                     };
                 };
@@ -3689,6 +3838,73 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "resources": [
+                         *         {
+                         *           "id": "ead749b5-2187-44e0-8bdf-72ae77180da1",
+                         *           "arn": "arn:aws:iam::486733636442:root",
+                         *           "native_id": "486733636442",
+                         *           "type": "aws_account",
+                         *           "name": "acme-staging",
+                         *           "account_id": "486733636442",
+                         *           "region": "global",
+                         *           "health": "critical",
+                         *           "open_findings": {
+                         *             "critical": 1,
+                         *             "high": 1,
+                         *             "medium": 0,
+                         *             "low": 0,
+                         *             "info": 0
+                         *           },
+                         *           "inherited_from": null
+                         *         },
+                         *         {
+                         *           "id": "370bc067-01f3-4674-aadc-6701af84e5d7",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
+                         *           "native_id": "i-24c1986e227684136",
+                         *           "type": "aws_ec2_instance",
+                         *           "name": "legacy-cron-01",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "health": "critical",
+                         *           "open_findings": {
+                         *             "critical": 1,
+                         *             "high": 0,
+                         *             "medium": 1,
+                         *             "low": 1,
+                         *             "info": 0
+                         *           },
+                         *           "inherited_from": null
+                         *         },
+                         *         {
+                         *           "id": "eaefb137-7d6d-4c94-8892-ea69e410b102",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
+                         *           "native_id": "i-5d53365e4b144a68a",
+                         *           "type": "aws_ec2_instance",
+                         *           "name": "bastion",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "health": "critical",
+                         *           "open_findings": {
+                         *             "critical": 2,
+                         *             "high": 1,
+                         *             "medium": 0,
+                         *             "low": 0,
+                         *             "info": 0
+                         *           },
+                         *           "inherited_from": null
+                         *         }
+                         *       ],
+                         *       "totals": {
+                         *         "healthy": 250,
+                         *         "degraded": 46,
+                         *         "at_risk": 35,
+                         *         "critical": 9
+                         *       },
+                         *       "total": 340
+                         *     }
+                         */
                         "application/json": components["schemas"]["GraphHealth"];
                     };
                 };
@@ -3755,6 +3971,127 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "risks": [
+                         *         {
+                         *           "id": "risk_6f9f4372dfe6708b",
+                         *           "kind": "toxic_combination",
+                         *           "basis": "exposed_instance_sensitive_data",
+                         *           "title": "Internet-exposed bastion (i-5d53365e4b144a68a) reaches acme-customer-exports-f5bd9f",
+                         *           "severity": "critical",
+                         *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f; S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive.",
+                         *           "resources": [
+                         *             {
+                         *               "id": "34a00888-5070-4933-924e-2c06b1ed5bd6",
+                         *               "arn": "arn:aws:s3:::acme-customer-exports-f5bd9f",
+                         *               "native_id": "acme-customer-exports-f5bd9f",
+                         *               "type": "aws_s3_bucket",
+                         *               "name": "acme-customer-exports-f5bd9f",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             },
+                         *             {
+                         *               "id": "eaefb137-7d6d-4c94-8892-ea69e410b102",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
+                         *               "native_id": "i-5d53365e4b144a68a",
+                         *               "type": "aws_ec2_instance",
+                         *               "name": "bastion",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             },
+                         *             {
+                         *               "id": "59cfd83e-9599-4068-99b5-7f2f707cb083",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-4bcdfa21113276f37",
+                         *               "native_id": "sg-4bcdfa21113276f37",
+                         *               "type": "aws_vpc_security_group",
+                         *               "name": "sg-bastion",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             }
+                         *           ],
+                         *           "finding_ids": [
+                         *             "9405349c-0800-44ae-be16-0d7a2a29a3ff",
+                         *             "959e02ae-80e2-4872-b844-d6c2913fd7fc",
+                         *             "9ef8ce14-03dc-439e-9414-5cc35183fa06"
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "risk_c3d24b61f72457e6",
+                         *           "kind": "toxic_combination",
+                         *           "basis": "exposed_instance_unprotected_data",
+                         *           "title": "Internet-exposed legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) reach prod-payments-db",
+                         *           "severity": "critical",
+                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS prod-payments-db has no standby: single-AZ in us-east-1a; No automated backups for RDS prod-payments-db (retention 0 days); Deletion protection off on RDS prod-payments-db; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it.",
+                         *           "resources": [
+                         *             {
+                         *               "id": "c7cd93fe-9f57-4702-9b49-91e49eedd2f0",
+                         *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "native_id": "prod-payments-db",
+                         *               "type": "aws_rds_db_instance",
+                         *               "name": "prod-payments-db",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             },
+                         *             {
+                         *               "id": "370bc067-01f3-4674-aadc-6701af84e5d7",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
+                         *               "native_id": "i-24c1986e227684136",
+                         *               "type": "aws_ec2_instance",
+                         *               "name": "legacy-cron-01",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             },
+                         *             {
+                         *               "id": "eaefb137-7d6d-4c94-8892-ea69e410b102",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
+                         *               "native_id": "i-5d53365e4b144a68a",
+                         *               "type": "aws_ec2_instance",
+                         *               "name": "bastion",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             }
+                         *           ],
+                         *           "finding_ids": [
+                         *             "2eabcc98-cc36-4a50-842b-e4f0c211bc30",
+                         *             "79a63708-c3f0-4a39-8fe7-da01f1329096",
+                         *             "8925a22d-feb1-41dc-9509-4b6827ee6c98"
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "risk_8d5c1f70d37d1c1f",
+                         *           "kind": "spof",
+                         *           "basis": "graph,cache_no_failover",
+                         *           "title": "Cache without failover sessions-cache",
+                         *           "severity": "critical",
+                         *           "reason": "sessions-cache has automatic failover disabled: its primary is a single point of failure. If sessions-cache fails, checkout-alb (app/checkout-alb/ded6f00c37ae5530) loses every working path (through routes-to, targets, depends-on).",
+                         *           "resources": [
+                         *             {
+                         *               "id": "3772be4e-cb8f-4c58-9bf3-bdb2803812ec",
+                         *               "arn": "arn:aws:elasticache:us-east-1:533297907419:replicationgroup:sessions-cache",
+                         *               "native_id": "sessions-cache",
+                         *               "type": "aws_elasticache_replication_group",
+                         *               "name": "sessions-cache",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             },
+                         *             {
+                         *               "id": "4cb42f6a-ccea-4d9d-9c03-bbdac0c0d408",
+                         *               "arn": "arn:aws:elasticloadbalancing:us-east-1:533297907419:loadbalancer/app/checkout-alb/ded6f00c37ae5530",
+                         *               "native_id": "app/checkout-alb/ded6f00c37ae5530",
+                         *               "type": "aws_ec2_application_load_balancer",
+                         *               "name": "checkout-alb",
+                         *               "account_id": "533297907419",
+                         *               "region": "us-east-1"
+                         *             }
+                         *           ],
+                         *           "finding_ids": [
+                         *             "5c300ad4-6e18-405e-89e9-3e10b6c55e3b"
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["GraphRisks"];
                     };
                 };
@@ -3816,6 +4153,154 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "window": {
+                         *         "from": "2026-10-25T00:00:00.000Z",
+                         *         "to": "2026-11-01T00:00:00.000Z"
+                         *       },
+                         *       "added": [
+                         *         {
+                         *           "id": "5b98f473-ac05-4cc6-9c89-3a9ecb3f23c0",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
+                         *           "native_id": "eipalloc-0fde771dfcc4ccbcb",
+                         *           "type": "aws_vpc_eip",
+                         *           "name": "partner-allowlist-ip",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "at": "2026-10-31T00:00:00.000Z",
+                         *           "actor": "arn:aws:iam::533297907419:user/bob",
+                         *           "event": "AllocateAddress"
+                         *         }
+                         *       ],
+                         *       "removed": [
+                         *         {
+                         *           "id": "421dfd5d-865a-49bd-8500-76ccd2c8eeff",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
+                         *           "native_id": "vol-d15340a3c1ddd36dd",
+                         *           "type": "aws_ebs_volume",
+                         *           "name": "tmp-migration",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "at": "2026-10-31T00:00:00.000Z",
+                         *           "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
+                         *           "event": "DeleteVolume"
+                         *         }
+                         *       ],
+                         *       "changed": [
+                         *         {
+                         *           "id": "48050a97-d6b1-426b-b4c5-5c244bba79b2",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
+                         *           "native_id": "i-900314533944af883",
+                         *           "type": "aws_ec2_instance",
+                         *           "name": "reporting-worker-01",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "at": "2026-10-31T00:00:00.000Z",
+                         *           "actor": "arn:aws:iam::533297907419:user/bob",
+                         *           "event": "ModifyInstanceAttribute",
+                         *           "fields": [
+                         *             {
+                         *               "path": "attributes.instance_type",
+                         *               "before": "m5.large",
+                         *               "after": "m5.xlarge"
+                         *             },
+                         *             {
+                         *               "path": "size_value",
+                         *               "before": 2,
+                         *               "after": 4
+                         *             }
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "c7cd93fe-9f57-4702-9b49-91e49eedd2f0",
+                         *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *           "native_id": "prod-payments-db",
+                         *           "type": "aws_rds_db_instance",
+                         *           "name": "prod-payments-db",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "at": "2026-10-31T00:00:00.000Z",
+                         *           "actor": "arn:aws:iam::533297907419:user/bob",
+                         *           "event": "ModifyDBInstance",
+                         *           "fields": [
+                         *             {
+                         *               "path": "attributes.backup_retention_period",
+                         *               "before": 7,
+                         *               "after": 0
+                         *             }
+                         *           ]
+                         *         },
+                         *         {
+                         *           "id": "f3a75538-4911-4401-b6cd-455f3a6434e5",
+                         *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
+                         *           "native_id": "sg-01aafac10bbec2271",
+                         *           "type": "aws_vpc_security_group",
+                         *           "name": "sg-web",
+                         *           "account_id": "533297907419",
+                         *           "region": "us-east-1",
+                         *           "at": "2026-11-01T00:00:00.000Z",
+                         *           "actor": "arn:aws:iam::533297907419:user/alice",
+                         *           "event": "AuthorizeSecurityGroupIngress",
+                         *           "fields": [
+                         *             {
+                         *               "path": "attributes.rules",
+                         *               "before": [
+                         *                 {
+                         *                   "type": "ingress",
+                         *                   "to_port": 80,
+                         *                   "cidr_ipv4": null,
+                         *                   "cidr_ipv6": null,
+                         *                   "from_port": 80,
+                         *                   "ip_protocol": "tcp",
+                         *                   "referenced_group_id": "sg-13aa3e3c2f35b9835"
+                         *                 },
+                         *                 {
+                         *                   "type": "egress",
+                         *                   "to_port": null,
+                         *                   "cidr_ipv4": "0.0.0.0/0",
+                         *                   "cidr_ipv6": null,
+                         *                   "from_port": null,
+                         *                   "ip_protocol": "-1",
+                         *                   "referenced_group_id": null
+                         *                 }
+                         *               ],
+                         *               "after": [
+                         *                 {
+                         *                   "type": "ingress",
+                         *                   "to_port": 80,
+                         *                   "cidr_ipv4": null,
+                         *                   "cidr_ipv6": null,
+                         *                   "from_port": 80,
+                         *                   "ip_protocol": "tcp",
+                         *                   "referenced_group_id": "sg-13aa3e3c2f35b9835"
+                         *                 },
+                         *                 {
+                         *                   "type": "ingress",
+                         *                   "to_port": 3389,
+                         *                   "cidr_ipv4": null,
+                         *                   "cidr_ipv6": "::/0",
+                         *                   "from_port": 3389,
+                         *                   "ip_protocol": "tcp",
+                         *                   "referenced_group_id": null
+                         *                 },
+                         *                 {
+                         *                   "type": "egress",
+                         *                   "to_port": null,
+                         *                   "cidr_ipv4": "0.0.0.0/0",
+                         *                   "cidr_ipv6": null,
+                         *                   "from_port": null,
+                         *                   "ip_protocol": "-1",
+                         *                   "referenced_group_id": null
+                         *                 }
+                         *               ]
+                         *             }
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "truncated": false
+                         *     }
+                         */
                         "application/json": components["schemas"]["GraphDrift"];
                     };
                 };
@@ -3882,6 +4367,15 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "status": "ready",
+                         *       "last_run_at": "2026-11-24T22:34:15.182Z",
+                         *       "scenarios": 39,
+                         *       "findings": 5,
+                         *       "snapshot_id": "14bdb64a-da89-42ed-867b-33f5e7b2a183"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResilienceStatus"];
                     };
                 };
@@ -3952,6 +4446,164 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "findings": [
+                         *         {
+                         *           "id": "rf_70d3966343c59075",
+                         *           "title": "Loss of NAT gateway prod-nat-1a (nat-72c76fc739b80d956) cuts egress for 3 subnets and takes down checkout-alb (app/checkout-alb/ded6f00c37ae5530)",
+                         *           "reason": "prod-private-b (subnet-361e68ad12e3df5fd), prod-private-a (subnet-823a4ada0b92019be), prod-private-c (subnet-9874c2cfe252dc3fc) route 0.0.0.0/0 through prod-nat-1a (nat-72c76fc739b80d956) in us-east-1a, including subnets of us-east-1b, us-east-1c.",
+                         *           "trigger": {
+                         *             "ref": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
+                         *             "kind": "resource",
+                         *             "resource": {
+                         *               "id": "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
+                         *               "name": "prod-nat-1a",
+                         *               "type": "aws_vpc_nat_gateway",
+                         *               "region": "us-east-1",
+                         *               "native_id": "nat-72c76fc739b80d956",
+                         *               "account_id": "533297907419"
+                         *             }
+                         *           },
+                         *           "impacted": [
+                         *             {
+                         *               "id": "98911c3a-9c51-4216-862b-7be83e154dab",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-92b190b88348b9bb3",
+                         *               "name": "prod-private",
+                         *               "path": [
+                         *                 "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
+                         *                 "98911c3a-9c51-4216-862b-7be83e154dab"
+                         *               ],
+                         *               "type": "aws_vpc_route_table",
+                         *               "region": "us-east-1",
+                         *               "native_id": "rtb-92b190b88348b9bb3",
+                         *               "account_id": "533297907419"
+                         *             },
+                         *             {
+                         *               "id": "b44891f2-6c02-49e6-a382-ef57ad774dfe",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-361e68ad12e3df5fd",
+                         *               "name": "prod-private-b",
+                         *               "path": [
+                         *                 "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
+                         *                 "98911c3a-9c51-4216-862b-7be83e154dab",
+                         *                 "b44891f2-6c02-49e6-a382-ef57ad774dfe"
+                         *               ],
+                         *               "type": "aws_vpc_subnet",
+                         *               "region": "us-east-1",
+                         *               "native_id": "subnet-361e68ad12e3df5fd",
+                         *               "account_id": "533297907419"
+                         *             },
+                         *             {
+                         *               "id": "6dcc4e2d-23ae-479b-bd80-0c067d47ead2",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-823a4ada0b92019be",
+                         *               "name": "prod-private-a",
+                         *               "path": [
+                         *                 "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
+                         *                 "98911c3a-9c51-4216-862b-7be83e154dab",
+                         *                 "6dcc4e2d-23ae-479b-bd80-0c067d47ead2"
+                         *               ],
+                         *               "type": "aws_vpc_subnet",
+                         *               "region": "us-east-1",
+                         *               "native_id": "subnet-823a4ada0b92019be",
+                         *               "account_id": "533297907419"
+                         *             }
+                         *           ],
+                         *           "scenario": "nat_loss",
+                         *           "severity": "critical",
+                         *           "recommendation": "Create a NAT gateway in each AZ and give each AZ’s private subnets a route table whose default route uses the NAT gateway of the same AZ."
+                         *         },
+                         *         {
+                         *           "id": "rf_ef6fc4299e2cdf5d",
+                         *           "title": "Loss of us-east-1a: 3 groups, 1 database, 1 shared NAT path, 1 load balancer lose all capacity",
+                         *           "reason": "If us-east-1a fails, these lose all capacity: groups with all their capacity there: checkout-asg, batch-asg, job-scheduler-asg; single-AZ databases: prod-payments-db; NAT gateways other AZs route through: prod-nat-1a (nat-72c76fc739b80d956); load balancers left with no working target: checkout-alb (app/checkout-alb/ded6f00c37ae5530). 90 resources fail in all.",
+                         *           "trigger": {
+                         *             "ref": "us-east-1a",
+                         *             "kind": "availability_zone",
+                         *             "resource": null
+                         *           },
+                         *           "impacted": [
+                         *             {
+                         *               "id": "ae72ce59-ff67-4512-93cc-52be7043d863",
+                         *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:13aff391-3839-23cc-d3f7-ec3f6d42d7c4:autoScalingGroupName/checkout-asg",
+                         *               "name": "checkout-asg",
+                         *               "path": [
+                         *                 "ae72ce59-ff67-4512-93cc-52be7043d863"
+                         *               ],
+                         *               "type": "aws_ec2_autoscaling_group",
+                         *               "region": "us-east-1",
+                         *               "native_id": "checkout-asg",
+                         *               "account_id": "533297907419"
+                         *             },
+                         *             {
+                         *               "id": "d177385d-8f67-4422-b97f-9a21fbb47220",
+                         *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:419c3651-6638-0cbd-0693-b6b0469009fe:autoScalingGroupName/batch-asg",
+                         *               "name": "batch-asg",
+                         *               "path": [
+                         *                 "d177385d-8f67-4422-b97f-9a21fbb47220"
+                         *               ],
+                         *               "type": "aws_ec2_autoscaling_group",
+                         *               "region": "us-east-1",
+                         *               "native_id": "batch-asg",
+                         *               "account_id": "533297907419"
+                         *             },
+                         *             {
+                         *               "id": "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0",
+                         *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
+                         *               "name": "job-scheduler-asg",
+                         *               "path": [
+                         *                 "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0"
+                         *               ],
+                         *               "type": "aws_ec2_autoscaling_group",
+                         *               "region": "us-east-1",
+                         *               "native_id": "job-scheduler-asg",
+                         *               "account_id": "533297907419"
+                         *             }
+                         *           ],
+                         *           "scenario": "az_loss",
+                         *           "severity": "critical",
+                         *           "recommendation": "Spread each group over at least two AZs, run databases Multi-AZ, give every AZ its own NAT gateway (and route table), and keep load balancer targets in several AZs."
+                         *         },
+                         *         {
+                         *           "id": "rf_49cfdc307ad3f51e",
+                         *           "title": "job-scheduler-1 (i-2f63e059104377ad3) is the only instance behind auto scaling group job-scheduler-asg",
+                         *           "reason": "Auto scaling group job-scheduler-asg has one running instance; when it fails or is replaced, job-scheduler-asg serves nothing until a new one is up.",
+                         *           "trigger": {
+                         *             "ref": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
+                         *             "kind": "resource",
+                         *             "resource": {
+                         *               "id": "9a6afc62-1e45-4571-a82f-0ee48f418c6e",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
+                         *               "name": "job-scheduler-1",
+                         *               "type": "aws_ec2_instance",
+                         *               "region": "us-east-1",
+                         *               "native_id": "i-2f63e059104377ad3",
+                         *               "account_id": "533297907419"
+                         *             }
+                         *           },
+                         *           "impacted": [
+                         *             {
+                         *               "id": "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0",
+                         *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
+                         *               "name": "job-scheduler-asg",
+                         *               "path": [
+                         *                 "9a6afc62-1e45-4571-a82f-0ee48f418c6e",
+                         *                 "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0"
+                         *               ],
+                         *               "type": "aws_ec2_autoscaling_group",
+                         *               "region": "us-east-1",
+                         *               "native_id": "job-scheduler-asg",
+                         *               "account_id": "533297907419"
+                         *             }
+                         *           ],
+                         *           "scenario": "single_instance",
+                         *           "severity": "high",
+                         *           "recommendation": "Run at least two instances in two AZs (min_size and desired_capacity of 2 or more)."
+                         *         }
+                         *       ],
+                         *       "total": 5
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResilienceFindings"];
                     };
                 };
@@ -4025,8 +4677,8 @@ export type paths = {
                 content: {
                     /**
                      * @example {
-                     *       "email": "acme-fda06b@example.com",
-                     *       "password": "pw-9ac578b3db50"
+                     *       "email": "acme-fde4c7@example.com",
+                     *       "password": "pw-26e08ea422e8"
                      *     }
                      */
                     "application/json": {
@@ -4051,13 +4703,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
-                         *         "email": "acme-fda06b@example.com",
-                         *         "name": "acme-fda06b",
+                         *         "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *         "email": "acme-fde4c7@example.com",
+                         *         "name": "acme-fde4c7",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "2ad1d898-32d4-4d57-849b-95bb130ee583",
+                         *         "id": "054f15a9-faf7-48a9-8f4a-0f10f5dcd569",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -4145,13 +4797,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "e66dd191-fd4a-47fa-91ac-0f9fd9364eda",
-                         *         "email": "acme-fda06b@example.com",
-                         *         "name": "acme-fda06b",
+                         *         "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *         "email": "acme-fde4c7@example.com",
+                         *         "name": "acme-fde4c7",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "2ad1d898-32d4-4d57-849b-95bb130ee583",
+                         *         "id": "054f15a9-faf7-48a9-8f4a-0f10f5dcd569",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
