@@ -1,7 +1,7 @@
 import type { RunEvent } from '@opsi/sdk';
 import { spinner, type Context } from '../context';
 import { CliError, EXIT } from '../exit-codes';
-import { preview, visibleLength } from '../format';
+import { createAnswerRenderer } from '../answer-renderer';
 
 export interface AskOptions {
   session?: string;
@@ -35,69 +35,24 @@ export async function ask(ctx: Context, promptWords: string[], opts: AskOptions)
     onReconnect: ({ attempt, lastSeq }) =>
       ctx.note(`connection lost; re-attaching after event ${lastSeq} (try ${attempt})…`),
   });
-  const c = ctx.c;
   const live = ctx.isTty && !ctx.json;
   const events: RunEvent[] = [];
-  /** The answer printed so far on the terminal, to take it back on run.resumed. */
-  let partial = '';
-  let atLineStart = true;
-  const write = (text: string) => {
-    if (!text) return;
-    process.stdout.write(text);
-    atLineStart = text.endsWith('\n');
-  };
-  const line = (text: string) => {
-    if (!atLineStart) write('\n');
-    write(`${text}\n`);
-    partial = '';
-  };
-  const eraseInPlace = () => {
-    // Rows the partial answer took on screen, its wrapped lines counted at the terminal's width.
-    const columns = process.stdout.columns || 80;
-    const rows = partial
-      .split('\n')
-      .reduce((n, l) => n + Math.max(1, Math.ceil(visibleLength(l) / columns)), 0);
-    write(`\r\x1b[2K${rows > 1 ? `\x1b[${rows - 1}F\x1b[J` : ''}`);
-    atLineStart = true;
-    partial = '';
-  };
+  const renderer = createAnswerRenderer({
+    live,
+    columns: () => process.stdout.columns || 80,
+    c: ctx.c,
+    write: (text) => process.stdout.write(text),
+    note: (text) => ctx.note(text),
+  });
   const spin = live ? undefined : spinner(ctx, 'asking…');
   let terminal: RunEvent | undefined;
   try {
     for await (const event of stream) {
       events.push(event);
+      if (event.kind === 'run.completed' || event.kind === 'run.failed') terminal = event;
       if (ctx.json) continue;
-      switch (event.kind) {
-        case 'message.delta':
-          if (live) {
-            write(String(event.text ?? ''));
-            partial += String(event.text ?? '');
-          }
-          break;
-        case 'tool.started':
-          line(c.dim(`↳ ${event.tool} ${preview(event.input, 100)}`));
-          break;
-        case 'tool.finished':
-          line(c.dim(`  ${event.ok ? '✓' : c.red('✗')} ${event.tool} ${preview(event.output_preview, 100)}`));
-          break;
-        case 'run.resumed':
-          if (live && partial) eraseInPlace();
-          ctx.note('the run was resumed by another worker; its answer starts again');
-          break;
-        case 'message.completed':
-          if (live) {
-            if (!atLineStart) write('\n');
-          } else {
-            spin?.stop();
-            line(String(event.text ?? ''));
-          }
-          partial = '';
-          break;
-        case 'run.completed':
-        case 'run.failed':
-          terminal = event;
-          break;
-      }
+      if (event.kind === 'message.completed' || event.kind === 'tool.started') spin?.stop();
+      renderer.handle(event);
     }
   } finally {
     spin?.stop();
@@ -116,13 +71,13 @@ export async function ask(ctx: Context, promptWords: string[], opts: AskOptions)
       events,
     });
   } else {
-    if (!atLineStart) write('\n');
+    renderer.finish();
     ctx.note(
       `session ${stream.sessionId} · run ${stream.runId}${stream.reconnects ? ` · re-attached ${stream.reconnects}×` : ''}`,
     );
   }
   if (failed) {
-    if (!ctx.json) process.stderr.write(`${c.red('error:')} the agent run failed: ${terminal?.detail}\n`);
+    if (!ctx.json) process.stderr.write(`${ctx.c.red('error:')} the agent run failed: ${terminal?.detail}\n`);
     return EXIT.runFailed;
   }
   return EXIT.ok;
