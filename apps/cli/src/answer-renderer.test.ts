@@ -16,6 +16,7 @@ function terminal(columns: number) {
       for (let i = 0; i < text.length; i++) {
         const ch = text[i]!;
         if (ch === '\x1b') {
+          // eslint-disable-next-line no-control-regex -- the escape sequences under test
           const m = /^\x1b\[(\d*)([A-Za-z])/.exec(text.slice(i))!;
           const n = Number(m[1] || '1');
           if (m[2] === 'K') rows[row] = '';
