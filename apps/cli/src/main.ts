@@ -139,6 +139,7 @@ spent, 8 agent run failed, 9 service unreachable, 10 plan review risk at or abov
     .option('--skip <seq>', 'skip a step (needs --reason)')
     .option('--reason <text>', 'why the step is skipped')
     .option('--finalize', 'run the final check and wait for its outcome')
+    .option('--regenerate', 'draft the plan again from the current evidence (stale or failed)')
     .option('-i, --interactive', 'walk the steps one by one')
     .option('--timeout <seconds>', 'bound of each wait for background work', '180')
     .action(run(async () => (await import('./commands/plan')).plan));

@@ -216,6 +216,10 @@ export class OpsiClient {
       body: { reason },
     });
   }
+  /** Drafts the plan again from the current evidence (a stale or failed plan). */
+  regeneratePlan(planId: string) {
+    return this.request<JobAccepted>('POST', `/api/pulse/plans/${encodeURIComponent(planId)}/regenerate`);
+  }
   finalizePlan(planId: string) {
     return this.request<JobAccepted>('POST', `/api/pulse/plans/${encodeURIComponent(planId)}/finalize`);
   }

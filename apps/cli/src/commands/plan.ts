@@ -10,6 +10,7 @@ export interface PlanOptions {
   skip?: string;
   reason?: string;
   finalize?: boolean;
+  regenerate?: boolean;
   interactive?: boolean;
   /** Bound of each wait for background work, in seconds. */
   timeout?: string;
@@ -123,6 +124,10 @@ export async function plan(ctx: Context, findingId: string, opts: PlanOptions) {
   const client = await ctx.client();
   const timeoutMs = Number(opts.timeout ?? 180) * 1000;
   let current = await client.resolutionPlan(findingId);
+  if (opts.regenerate) {
+    await client.regeneratePlan(current.id);
+    current = await client.getPlan(current.id);
+  }
   if (current.status === 'generating')
     current = await waitFor(
       ctx,
@@ -136,7 +141,7 @@ export async function plan(ctx: Context, findingId: string, opts: PlanOptions) {
     if (ctx.json) ctx.printJson(current);
     else printPlan(ctx, current);
     throw new CliError(
-      `plan generation failed: ${current.error ?? 'no detail'} (run the command again to retry)`,
+      `plan generation failed: ${current.error ?? 'no detail'} (retry with --regenerate)`,
       EXIT.error,
     );
   }
