@@ -1,12 +1,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
 import { call, loginOverHttp, readSse, runCli, script } from '../support/index';
-import { startService, type ServiceProcess } from '../support/processes';
+import { REPO_ROOT, startService, type ServiceProcess } from '../support/processes';
 
 // Every `opsi` command against the real service: `npm start`'s process (API, worker and scheduler, the
 // scripted agent engine) on a cloned database and real Redis, its demo tenant scanned on first start.
@@ -375,6 +375,49 @@ describe('commands whose endpoints are built on other branches', () => {
     expect((await opsi(['plan-review', '-'], {}, '   ')).code).toBe(2);
     expect((await opsi(['plan-review', join(configDir, 'missing.txt')])).code).toBe(2);
     expect((await opsi(['plan-review', file, '--fail-on', 'extreme'])).code).toBe(2);
+  });
+
+  it('plan-review: the demo plan reviewed, exit status by --fail-on, from a file or stdin', async () => {
+    const plan = join(REPO_ROOT, 'docs/examples/demo-plan.txt');
+    const json = await opsi(['plan-review', plan, '--json', '--fail-on', 'never']);
+    expect(json.code, json.stderr).toBe(0);
+    const api = await call(base(), 'POST', '/api/v1/plan-review', {
+      token,
+      body: { plan: await readFile(plan, 'utf8') },
+    });
+    expect(api.status).toBe(200);
+    expect(json.json).toMatchObject({ overall_risk: api.body.overall_risk, read_only: true, failed: false });
+    expect(json.json.annotations).toEqual(api.body.annotations);
+    const risks = ['low', 'medium', 'high', 'critical'];
+    const rank = risks.indexOf(api.body.overall_risk);
+    for (const [i, threshold] of risks.entries()) {
+      const out = await opsi(['plan-review', plan, '--fail-on', threshold]);
+      expect(out.code, threshold).toBe(rank >= i ? 10 : 0);
+      expect(out.stdout).toContain(`Overall risk: ${api.body.overall_risk}`);
+    }
+    const piped = await opsi(
+      ['plan-review', '-', '--json', '--fail-on', 'never'],
+      {},
+      await readFile(plan, 'utf8'),
+    );
+    expect(piped.json.overall_risk).toBe(api.body.overall_risk);
+    expect((await opsi(['plan-review', plan], { OPSI_TOKEN: readToken })).code).toBe(3); // revoked above
+  });
+
+  it('report: the latest morning report once one is generated; --json equal to the API', async () => {
+    const queued = await call(base(), 'POST', '/api/v1/reports/morning', { token });
+    expect(queued.status, queued.text).toBe(202);
+    const latest = await until('a morning report', async () => {
+      const res = await call(base(), 'GET', '/api/v1/reports/morning/latest', { token });
+      return res.status === 200 ? res.body : undefined;
+    });
+    const json = await opsi(['report', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json).toEqual(latest);
+    const human = await opsi(['report']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toContain(latest.headline);
+    expect(human.stdout).toMatch(/Findings: \d+ new, \d+ resolved, \d+ regressed/);
   });
 
   it('each is 5 (not found) while the service does not serve its endpoint', async () => {

@@ -12,7 +12,8 @@ export interface RouteExample {
 /** Keyed by `METHOD /path/:param`, as the route declares it. */
 export type ExampleSet = Record<string, RouteExample>;
 
-export const EXAMPLES_FILE = new URL('./openapi-examples.json', import.meta.url);
+// Relative to src/ from both the sources and the production bundle (dist/ sits beside src/).
+export const EXAMPLES_FILE = new URL('../src/openapi-examples.json', import.meta.url);
 
 const SECRET_KEYS = new Set(['token', 'csrf_token']);
 

@@ -2,14 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import { OpsiApiError, OpsiNetworkError } from './errors';
 import type { components, paths } from './openapi.gen';
 import { RunStream, type RunEvent, type RunStreamOptions } from './stream';
-import type {
-  Incident,
-  JobAccepted,
-  MorningReport,
-  PlanReview,
-  ResolutionPlan,
-  TimelineEvent,
-} from './wave2';
+import type { Incident, JobAccepted, ResolutionPlan, TimelineEvent } from './wave2';
 
 export type Schemas = components['schemas'];
 
@@ -241,13 +234,13 @@ export class OpsiClient {
     );
   }
 
-  /** Reviews a Terraform plan against the live environment (read-only). */
+  /** Reviews a Terraform plan (text or `terraform show -json`) against the live environment (read-only). */
   planReview(plan: string) {
-    return this.request<PlanReview>('POST', '/api/v1/plan-review', { body: { plan } });
+    return this.typed(this.api.POST('/api/v1/plan-review', { body: { plan } }));
   }
 
   /** The latest morning report (404 before the first one). */
   morningReport() {
-    return this.request<MorningReport>('GET', '/api/v1/reports/morning/latest');
+    return this.typed(this.api.GET('/api/v1/reports/morning/latest'));
   }
 }

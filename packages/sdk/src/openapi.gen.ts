@@ -1048,7 +1048,7 @@ export type paths = {
             parameters: {
                 query: {
                     session_id: string;
-                    after_seq?: number;
+                    after_seq?: string;
                 };
                 header?: never;
                 path?: never;
@@ -1103,6 +1103,15 @@ export type paths = {
                 };
                 /** @description No such resource in the caller’s tenant */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -3292,7 +3301,10 @@ export type paths = {
             path?: never;
             cookie?: never;
         };
-        /** Taught facts, newest first; status=active (default) or archived, service filters */
+        /**
+         * Taught facts, newest first; status=active (default) or archived, service filters
+         * @description Each learning carries its provenance (source user, agent or plan; created_by) and its use by the agent (used_count, last_used_at: counted when an answer cites it).
+         */
         get: {
             parameters: {
                 query?: {
@@ -3360,7 +3372,7 @@ export type paths = {
         put?: never;
         /**
          * Teach a fact, optionally about one service; the agent reads active learnings on every turn
-         * @description Audit-logged. The fact is 1 to 2000 characters after trimming; service 1 to 128.
+         * @description Audit-logged. The fact is 1 to 2000 characters after trimming; service 1 to 128. Source: user.
          */
         post: {
             parameters: {
@@ -3398,6 +3410,771 @@ export type paths = {
                          *     }
                          */
                         "application/json": components["schemas"]["Learning"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/learnings/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Archive a learning (status archived), or make it active again
+         * @description An archived learning no longer rides with agent turns. Audit-logged.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PatchLearningBody"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Learning"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/api/v1/reports/morning/latest": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The latest morning report: what changed since the previous one, and what to fix first
+         * @description 404 {detail} before the first report.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MorningReport"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/reports/morning": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Morning reports, newest first */
+        get: {
+            parameters: {
+                query?: {
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["MorningReportList"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Write a morning report now, covering the time since the previous one (a job: 202)
+         * @description While one is queued or running for the tenant, asking again answers the same job. The report then shows on /reports/morning/latest and is delivered to the installed notifiers.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAccepted"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/marketplace/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The integrations catalog: connectors, alert sources, notifiers and agent tools */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["CatalogToolList"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/marketplace/tenant/tools": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What the tenant has: its connection, installed integrations (with status), built-in agent tools
+         * @description settings never holds a secret: a notifier shows its URL’s host only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TenantToolList"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Install (201) or reconfigure (200) an integration; owner or admin only
+         * @description Notifiers: webhook needs settings.url and settings.secret (16+ characters; it signs deliveries), slack needs settings.url (an incoming webhook); settings.events picks from report.morning, finding.critical, incident.opened (default all). URL and secret are stored encrypted and never returned. Connectors (409) are connected with the operator command env connect; agent tools (409) are built in. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["InstallToolBody"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TenantTool"];
+                    };
+                };
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["TenantTool"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/marketplace/tenant/tools/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove an installed integration (204); owner or admin only */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/runbooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Runbooks: the tenant’s own and the built-in ones per detector family
+         * @description service= keeps the runbooks for that service and those for every service; finding_id= returns the runbooks that apply to that finding, best first; source= built_in or tenant.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    service?: string;
+                    finding_id?: string;
+                    source?: "built_in" | "tenant";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["RunbookList"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Write a tenant runbook
+         * @description applies_to names the detectors (check ids), resource types and alert fingerprints it is for; a runbook with a service applies only to that service. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["CreateRunbookBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Runbook"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/plan-review": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Review a Terraform plan against the live environment
+         * @description Body `{plan}`: `terraform plan` text (colours, CI log lines and the drift section are fine) or `terraform show -json <planfile>`. Answers the overall risk and risk-ranked annotations, each citing plan lines, live resources and findings, plus a summary, the monthly cost delta at list prices, and the open findings the plan fixes and the ones it would introduce. Read-only: nothing is stored but an audit entry (plan digest, overall risk). Missing, empty or non-Terraform plan: 400. Free tier: 403. Body above PLAN_REVIEW_BODY_LIMIT_BYTES (10 MiB by default): 413.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["PlanReviewBody"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["PlanReviewResult"];
                     };
                 };
                 /** @description Invalid request ({detail} names the failing fields) */
@@ -3565,7 +4342,7 @@ export type paths = {
             cookie?: never;
         };
         /**
-         * Resources whose id, ARN, native id, name or a tag value contains q (case-insensitive)
+         * Resources whose id, ARN, native id, name or tags contain q (case-insensitive)
          * @description q is 1 to 200 characters; type narrows to one resource type; limit 1 to 500 (default 50).
          */
         get: {
@@ -5295,6 +6072,7 @@ export type components = {
                 title: string;
                 body: string;
                 finding_id: string | null;
+                report_id: string | null;
                 created_at: string;
                 read: boolean;
             }[];
@@ -5313,13 +6091,346 @@ export type components = {
             service: string | null;
             /** @enum {string} */
             status: "active" | "archived";
+            /** @enum {string} */
+            source: "user" | "agent" | "plan";
             created_by: string;
             /** Format: date-time */
             created_at: string;
+            last_used_at: string | null;
+            used_count: number;
         };
         CreateLearningBody: {
             fact: string;
             service?: string;
+        };
+        PatchLearningBody: {
+            /** @enum {string} */
+            status: "active" | "archived";
+        };
+        MorningReport: {
+            id: string;
+            /** Format: date-time */
+            generated_at: string;
+            period: {
+                /** Format: date-time */
+                from: string;
+                /** Format: date-time */
+                to: string;
+            };
+            requested_by: string;
+            headline: string;
+            sections: {
+                new_findings: {
+                    finding_id: string;
+                    group_id: string;
+                    title: string;
+                    severity: string;
+                    domain: string;
+                    check_id: string;
+                    status: string;
+                    /** Format: date-time */
+                    at: string;
+                }[];
+                resolved_findings: {
+                    finding_id: string;
+                    group_id: string;
+                    title: string;
+                    severity: string;
+                    domain: string;
+                    check_id: string;
+                    status: string;
+                    /** Format: date-time */
+                    at: string;
+                    resolved_by: string | null;
+                    savings_monthly: number;
+                }[];
+                regressed_findings: {
+                    finding_id: string;
+                    group_id: string;
+                    title: string;
+                    severity: string;
+                    domain: string;
+                    check_id: string;
+                    status: string;
+                    /** Format: date-time */
+                    at: string;
+                }[];
+                savings: {
+                    open_monthly: number;
+                    realized_monthly: number;
+                    resolved_estimated_monthly: number;
+                    realized: {
+                        plan_id: string;
+                        finding_id: string;
+                        group_id: string;
+                        monthly: number;
+                    }[];
+                };
+                drift: {
+                    added: {
+                        resource_id: string | null;
+                        arn: string;
+                        native_id: string | null;
+                        type: string;
+                        name: string | null;
+                        /** Format: date-time */
+                        at: string;
+                        actor: string | null;
+                        fields?: string[];
+                    }[];
+                    removed: {
+                        resource_id: string | null;
+                        arn: string;
+                        native_id: string | null;
+                        type: string;
+                        name: string | null;
+                        /** Format: date-time */
+                        at: string;
+                        actor: string | null;
+                        fields?: string[];
+                    }[];
+                    changed: {
+                        resource_id: string | null;
+                        arn: string;
+                        native_id: string | null;
+                        type: string;
+                        name: string | null;
+                        /** Format: date-time */
+                        at: string;
+                        actor: string | null;
+                        fields?: string[];
+                    }[];
+                    totals: {
+                        added: number;
+                        removed: number;
+                        changed: number;
+                    };
+                };
+                incidents: {
+                    opened: {
+                        incident_id: string;
+                        title: string;
+                        severity: string;
+                        status: string;
+                        created_at: string;
+                        resolved_at: string | null;
+                    }[];
+                    resolved: {
+                        incident_id: string;
+                        title: string;
+                        severity: string;
+                        status: string;
+                        created_at: string;
+                        resolved_at: string | null;
+                    }[];
+                    open: {
+                        incident_id: string;
+                        title: string;
+                        severity: string;
+                        status: string;
+                        created_at: string;
+                        resolved_at: string | null;
+                    }[];
+                };
+                top_clusters: {
+                    group_id: string;
+                    finding_id: string;
+                    title: string;
+                    severity: string;
+                    domain: string;
+                    check_id: string;
+                    resources: number;
+                    duplicates: number;
+                    savings_monthly: number;
+                    regressed: boolean;
+                    why: string;
+                }[];
+            };
+        };
+        MorningReportList: {
+            reports: components["schemas"]["MorningReport"][];
+        };
+        CatalogToolList: {
+            tools: {
+                id: string;
+                name: string;
+                category: string;
+                description: string;
+                /** @enum {string} */
+                kind: "connector" | "notifier" | "agent_tool" | "alert_source";
+                installed: boolean;
+            }[];
+        };
+        TenantToolList: {
+            tools: components["schemas"]["TenantTool"][];
+        };
+        TenantTool: {
+            id: string;
+            name: string;
+            category: string;
+            /** @enum {string} */
+            kind: "connector" | "notifier" | "agent_tool" | "alert_source";
+            /** @enum {string} */
+            status: "active" | "disabled" | "connected" | "built_in";
+            installed_at: string | null;
+            settings: {
+                [key: string]: unknown;
+            };
+        };
+        InstallToolBody: {
+            tool_id: string;
+            settings?: {
+                url?: string;
+                secret?: string;
+                events?: string[];
+            };
+        };
+        RunbookList: {
+            runbooks: components["schemas"]["Runbook"][];
+        };
+        Runbook: {
+            id: string;
+            title: string;
+            service: string | null;
+            applies_to: {
+                detectors: string[];
+                resource_types: string[];
+                alert_fingerprints: string[];
+            };
+            steps: string[];
+            /** @enum {string} */
+            source: "built_in" | "tenant";
+            created_by: string | null;
+            updated_at: string | null;
+        };
+        CreateRunbookBody: {
+            title: string;
+            service?: string;
+            applies_to?: {
+                detectors?: string[];
+                resource_types?: string[];
+                alert_fingerprints?: string[];
+            };
+            steps: string[];
+        };
+        PlanReviewResult: {
+            /** @enum {string} */
+            overall_risk: "low" | "medium" | "high" | "critical";
+            /** @constant */
+            read_only: true;
+            plan_digest: string;
+            /** @enum {string} */
+            format: "text" | "legacy_text" | "json";
+            terraform_version: string | null;
+            summary: {
+                add: number;
+                change: number;
+                destroy: number;
+                replace: number;
+                read: number;
+                import: number;
+                move: number;
+                forget: number;
+                drift: number;
+                terraform_summary: {
+                    add: number;
+                    change: number;
+                    destroy: number;
+                    import: number;
+                } | null;
+            };
+            cost: {
+                monthly_delta: number;
+                /** @constant */
+                currency: "USD";
+                priced: number;
+                unpriced: string[];
+            };
+            findings: {
+                fixes: {
+                    finding_id: string;
+                    check_id: string;
+                    title: string;
+                    severity: string;
+                    address: string;
+                    arn: string;
+                    /** @enum {string} */
+                    how: "changed" | "removed";
+                }[];
+                introduces: {
+                    check_id: string;
+                    title: string;
+                    severity: string;
+                    address: string;
+                    arn: string | null;
+                }[];
+            };
+            resources: {
+                address: string;
+                /** @enum {string} */
+                action: "create" | "update" | "delete" | "replace" | "read" | "no-op" | "forget";
+                replace_order: ("delete_first" | "create_first") | null;
+                reason: string | null;
+                replace_paths: string[];
+                moved_from: string | null;
+                importing: string | null;
+                plan_ref: string;
+                live: {
+                    id: string;
+                    arn: string;
+                    type: string;
+                    native_id: string;
+                    name: string | null;
+                    /** @enum {string} */
+                    matched_by: "terraform_address" | "arn" | "native_id" | "name" | "name_tag";
+                } | null;
+                protection: {
+                    deletion_protection: boolean | null;
+                    multi_az: boolean | null;
+                    backup_retention_days: number | null;
+                    latest_snapshot_at: string | null;
+                } | null;
+                dependents: {
+                    total: number;
+                    by_depth: {
+                        [key: string]: number;
+                    };
+                    items: {
+                        id: string | null;
+                        arn: string;
+                        type: string | null;
+                        native_id: string | null;
+                        name: string | null;
+                        depth: number;
+                        via: string;
+                        /** @enum {string} */
+                        impact: "fails" | "degraded";
+                    }[];
+                } | null;
+                monthly_cost_before: number | null;
+                monthly_cost_after: number | null;
+            }[];
+            annotations: components["schemas"]["PlanAnnotation"][];
+            warnings: string[];
+        };
+        PlanAnnotation: {
+            /** @enum {string} */
+            risk: "low" | "medium" | "high" | "critical";
+            /** @enum {string} */
+            category: "destructive" | "security" | "iam" | "reliability" | "cost" | "drift" | "fixes" | "unmatched";
+            address: string;
+            title: string;
+            detail: string;
+            citations: {
+                /** @enum {string} */
+                kind: "plan_line" | "resource" | "finding";
+                /** @description plan_line: `L12-L30` in the posted text, or a JSON pointer; resource: ARN; finding: id */
+                ref: string;
+            }[];
+        };
+        PlanReviewBody: {
+            /** @description `terraform plan` text output (CI log noise and colours are fine) or `terraform show -json <planfile>` output */
+            plan: string;
         };
         GraphSummary: {
             nodes: number;

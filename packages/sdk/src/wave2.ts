@@ -1,5 +1,5 @@
-// Shapes of the endpoints the OpenAPI document does not describe yet (resolution plans, incidents, plan
-// review, morning report), written from the API decisions ("Wave 2 shapes"). Each moves to the generated
+// Shapes of the endpoints the OpenAPI document does not describe yet (resolution plans, incidents),
+// written from the API decisions ("Wave 2 shapes"). Each moves to the generated
 // types once its routes are in docs/openapi.json.
 
 export interface GraphNode {
@@ -74,32 +74,3 @@ export interface TimelineEvent {
 }
 
 export type Risk = 'low' | 'medium' | 'high' | 'critical';
-
-export interface PlanReview {
-  overall_risk: Risk;
-  read_only: true;
-  annotations: Array<{
-    risk: Risk;
-    category: string;
-    address: string;
-    title: string;
-    detail: string;
-    citations: Array<{ kind: 'plan_line' | 'resource' | 'finding'; ref: string }>;
-  }>;
-}
-
-export interface MorningReport {
-  id: string;
-  generated_at: string;
-  period: { from: string; to: string };
-  headline: string;
-  sections: {
-    new_findings: unknown[];
-    resolved_findings: unknown[];
-    regressed_findings: unknown[];
-    savings: { open_monthly: number; realized_monthly: number };
-    drift: unknown;
-    incidents: { opened: number; resolved: number; open: number };
-    top_clusters: unknown[];
-  };
-}

@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { ciRoutes } from './ci.routes';
 import { cliLoginRoutes } from './cli-login.routes';
 import { docsRoutes } from './docs.routes';
 import { graphRoutes } from './graph.routes';
@@ -21,6 +22,7 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...pulseRoutes,
   ...knowledgeRoutes,
+  ...ciRoutes,
   ...graphRoutes,
   ...authRoutes,
   ...pageRoutes,
