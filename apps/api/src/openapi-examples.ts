@@ -17,8 +17,12 @@ export const EXAMPLES_FILE = new URL('../src/openapi-examples.json', import.meta
 
 const SECRET_KEYS = new Set(['token', 'csrf_token']);
 
-/** Cuts every list to its first 3 items and replaces secrets, so an example stays short and safe. */
+/**
+ * Cuts every list to its first 3 items, strings to 1,500 characters (a Terraform plan), and replaces
+ * secrets, so an example stays short and safe.
+ */
 export function trimExample(value: unknown, secret = 'opsi_…'): unknown {
+  if (typeof value === 'string' && value.length > 1500) return `${value.slice(0, 1500)}…`;
   if (Array.isArray(value)) return value.slice(0, 3).map((v) => trimExample(v, secret));
   if (!value || typeof value !== 'object') return value;
   return Object.fromEntries(

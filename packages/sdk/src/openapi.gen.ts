@@ -70,19 +70,19 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
-                         *         "email": "acme-fde4c7@example.com",
-                         *         "name": "acme-fde4c7",
+                         *         "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *         "email": "acme-cec1e1@example.com",
+                         *         "name": "acme-cec1e1",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "054f15a9-faf7-48a9-8f4a-0f10f5dcd569",
+                         *         "id": "e51874d6-de29-44ed-b130-698f284ac9fc",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
                          *       },
                          *       "token": {
-                         *         "id": "24dac2fd-abc5-4644-8f80-a64d11ef934f",
+                         *         "id": "c364a2ab-8335-45d1-94e1-78e3c5d7e865",
                          *         "scope": "read_write",
                          *         "expires_at": null
                          *       }
@@ -300,33 +300,33 @@ export type paths = {
                          * @example {
                          *       "tokens": [
                          *         {
-                         *           "id": "7463128c-b5ac-4a58-8137-01ccbb1a8601",
+                         *           "id": "82939c7a-6efd-4e59-846c-38e4d641deb7",
                          *           "name": "deploy-bot",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_bQtBjlIm",
-                         *           "created_at": "2026-11-24T22:34:15.711Z",
-                         *           "expires_at": "2026-12-24T22:34:15.711Z",
+                         *           "token_hint": "opsi_u3JzrU2-",
+                         *           "created_at": "2026-11-24T23:02:17.541Z",
+                         *           "expires_at": "2026-12-24T23:02:17.541Z",
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "d566e2e6-541e-417c-8a49-1065a8cff3cb",
+                         *           "id": "5da042bc-a9c6-451b-bd27-c25c325c1688",
                          *           "name": "old-laptop",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_V-byEjjZ",
-                         *           "created_at": "2026-11-24T22:34:15.604Z",
+                         *           "token_hint": "opsi_5g1x1VnS",
+                         *           "created_at": "2026-11-24T23:02:17.347Z",
                          *           "expires_at": null,
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "24dac2fd-abc5-4644-8f80-a64d11ef934f",
+                         *           "id": "c364a2ab-8335-45d1-94e1-78e3c5d7e865",
                          *           "name": "ci-pipeline",
                          *           "scope": "read_write",
-                         *           "token_hint": "opsi_LCUgGM_o",
-                         *           "created_at": "2026-11-24T22:34:15.207Z",
+                         *           "token_hint": "opsi_VuiLAep2",
+                         *           "created_at": "2026-11-24T23:02:16.900Z",
                          *           "expires_at": null,
-                         *           "last_used_at": "2026-11-24T22:34:15.470Z",
+                         *           "last_used_at": "2026-11-24T23:02:17.218Z",
                          *           "revoked_at": null
                          *         }
                          *       ]
@@ -388,12 +388,12 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "7463128c-b5ac-4a58-8137-01ccbb1a8601",
+                         *       "id": "82939c7a-6efd-4e59-846c-38e4d641deb7",
                          *       "name": "deploy-bot",
                          *       "scope": "read",
-                         *       "token_hint": "opsi_bQtBjlIm",
-                         *       "created_at": "2026-11-24T22:34:15.711Z",
-                         *       "expires_at": "2026-12-24T22:34:15.711Z",
+                         *       "token_hint": "opsi_u3JzrU2-",
+                         *       "created_at": "2026-11-24T23:02:17.541Z",
+                         *       "expires_at": "2026-12-24T23:02:17.541Z",
                          *       "token": "opsi_EXAMPLExEXAMPLExEXAMPLExEXAMPLExEXAMPLExEXA"
                          *     }
                          */
@@ -543,11 +543,11 @@ export type paths = {
                          * @example {
                          *       "members": [
                          *         {
-                         *           "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
-                         *           "email": "acme-fde4c7@example.com",
-                         *           "name": "acme-fde4c7",
+                         *           "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *           "email": "acme-cec1e1@example.com",
+                         *           "name": "acme-cec1e1",
                          *           "role": "owner",
-                         *           "created_at": "2026-11-24T22:34:10.399Z"
+                         *           "created_at": "2026-11-24T23:02:12.604Z"
                          *         }
                          *       ]
                          *     }
@@ -612,64 +612,64 @@ export type paths = {
                          * @example {
                          *       "entries": [
                          *         {
-                         *           "id": "ce36e8de-8536-4159-a1d9-19e897a5561e",
+                         *           "id": "58a761ad-9366-4c95-992b-9abb3219e523",
                          *           "seq": 4,
-                         *           "at": "2026-11-24T22:34:15.788Z",
+                         *           "at": "2026-11-24T23:02:17.640Z",
                          *           "actor": {
-                         *             "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *             "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
                          *             "type": "user",
-                         *             "email": "acme-fde4c7@example.com",
-                         *             "token_id": "24dac2fd-abc5-4644-8f80-a64d11ef934f"
+                         *             "email": "acme-cec1e1@example.com",
+                         *             "token_id": "c364a2ab-8335-45d1-94e1-78e3c5d7e865"
                          *           },
                          *           "action": "token.revoked",
                          *           "target_type": "api_token",
-                         *           "target_id": "d566e2e6-541e-417c-8a49-1065a8cff3cb",
+                         *           "target_id": "5da042bc-a9c6-451b-bd27-c25c325c1688",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "self": false
                          *           },
-                         *           "prev_hash": "b4849b2d973425158e5740ef924244bf818cc886c138982b0a155803597259af",
-                         *           "hash": "b22bd284f529f80bbf01e3c886d8b87a8a2bc2f1ede847b3462b612e311988f6"
+                         *           "prev_hash": "e6a50c3f65fd727720ec9206e07a9727f7a88e090ca04eff7bbb892883cb8371",
+                         *           "hash": "f7332ce166f6ab816526837c4afe0add2965f54dac7a64c7f44d4bb7f311fb6b"
                          *         },
                          *         {
-                         *           "id": "164220b0-a52e-44cd-9b2f-101a122304b1",
+                         *           "id": "60709005-5945-4b7f-b749-6d89dc3c458d",
                          *           "seq": 3,
-                         *           "at": "2026-11-24T22:34:15.759Z",
+                         *           "at": "2026-11-24T23:02:17.546Z",
                          *           "actor": {
-                         *             "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *             "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
                          *             "type": "user",
-                         *             "email": "acme-fde4c7@example.com"
+                         *             "email": "acme-cec1e1@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "7463128c-b5ac-4a58-8137-01ccbb1a8601",
+                         *           "target_id": "82939c7a-6efd-4e59-846c-38e4d641deb7",
                          *           "details": {
                          *             "name": "deploy-bot",
                          *             "scope": "read",
-                         *             "expires_at": "2026-12-24T22:34:15.711Z"
+                         *             "expires_at": "2026-12-24T23:02:17.541Z"
                          *           },
-                         *           "prev_hash": "e6e71f9778394c074bfa788169c4dd4b082420741e03bd4e6999a095346ba603",
-                         *           "hash": "b4849b2d973425158e5740ef924244bf818cc886c138982b0a155803597259af"
+                         *           "prev_hash": "8958ac02972717020a7eae3fbb0c27a0d2edeae3883e6ea858cb379d1dc50e81",
+                         *           "hash": "e6a50c3f65fd727720ec9206e07a9727f7a88e090ca04eff7bbb892883cb8371"
                          *         },
                          *         {
-                         *           "id": "799ed077-d581-4aaa-be22-ee5dc5581f33",
+                         *           "id": "7aff061f-f1b6-4bc6-929a-e752f947b197",
                          *           "seq": 2,
-                         *           "at": "2026-11-24T22:34:15.611Z",
+                         *           "at": "2026-11-24T23:02:17.363Z",
                          *           "actor": {
-                         *             "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
+                         *             "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
                          *             "type": "user",
-                         *             "email": "acme-fde4c7@example.com"
+                         *             "email": "acme-cec1e1@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "d566e2e6-541e-417c-8a49-1065a8cff3cb",
+                         *           "target_id": "5da042bc-a9c6-451b-bd27-c25c325c1688",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "scope": "read",
                          *             "expires_at": null
                          *           },
-                         *           "prev_hash": "15c08f32f653722ba5cf6076da6d55364b47dbeb5f5fe13c7120ce730cb76c53",
-                         *           "hash": "e6e71f9778394c074bfa788169c4dd4b082420741e03bd4e6999a095346ba603"
+                         *           "prev_hash": "9e81b577d700d3ced38bea2d201d5dd387f922ff3145c631138183dc64897d60",
+                         *           "hash": "8958ac02972717020a7eae3fbb0c27a0d2edeae3883e6ea858cb379d1dc50e81"
                          *         }
                          *       ]
                          *     }
@@ -815,7 +815,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "reply": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce), $322.50/month. Ask \"what could save the most?\" for the list.",
+                         *       "reply": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76…",
                          *       "session_id": "triage-monday"
                          *     }
                          */
@@ -944,27 +944,27 @@ export type paths = {
                         /**
                          * @example id: 1
                          *     event: run.started
-                         *     data: {"attempt":1,"seq":1,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"run.started","at":"2026-11-24T22:34:17.155Z"}
+                         *     data: {"attempt":1,"seq":1,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"run.started","at":"2026-11-24T23:02:21.041Z"}
                          *
                          *     id: 2
                          *     event: tool.started
-                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.started","at":"2026-11-24T22:34:17.198Z"}
+                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.started","at":"2026-11-24T23:02:21.062Z"}
                          *
                          *     id: 3
                          *     event: tool.finished
-                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"2d2c1994-2a00-4043-b6c9-d467a2bbedce\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"cd12193c…","seq":3,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.finished","at":"2026-11-24T22:34:17.224Z"}
+                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"1b7ecebf-bfa8-44b6-826b-dec9b5303c18\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"7e618efd…","seq":3,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.finished","at":"2026-11-24T23:02:21.162Z"}
                          *
                          *     id: 4
                          *     event: tool.started
-                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.started","at":"2026-11-24T22:34:17.239Z"}
+                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.started","at":"2026-11-24T23:02:21.182Z"}
                          *
                          *     id: 5
                          *     event: tool.finished
-                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"2d2c1994-2a00-4043-b6c9-d467a2bbedce\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"cd12193c-132e-4f7d-a55c-6da5c7b10620\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"tool.finished","at":"2026-11-24T22:34:17.250Z"}
+                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"1b7ecebf-bfa8-44b6-826b-dec9b5303c18\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"7e618efd-65dc-466e-8fe6-89f5955e044d\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.finished","at":"2026-11-24T23:02:21.198Z"}
                          *
                          *     id: 6
                          *     event: message.delta
-                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"message.delta","at":"2026-11-24T22:34:17.256Z"}
+                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"message.delta","at":"2026-11-24T23:02:21.218Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1065,11 +1065,11 @@ export type paths = {
                         /**
                          * @example id: 65
                          *     event: message.completed
-                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding cd12193c-132e-4f7d-a55c-6da5c7b10620\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 271c96e8-916f-4857-9c74-e87ecd72a22a\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding d8280135-8211-4e3b-b051-0623952da12e\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 0be9c6b8-c498-4592-8383-e7c805b7095d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 9c623928-f184-46df-8f5c-701c2eb66109\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 39954ac0-fd7e-462f-b643-ed556fae802f\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding a584928c-5032-41e0-b64a-1a81c349f667\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding d32e5060-22c3-429f-944c-e321ba639208\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding 75bdf1fb-24ad-4463-bc1c-9fa7b1264b82\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":65,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"message.completed","at":"2026-11-24T22:34:17.447Z"}
+                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 1b7ecebf-bfa8-44b6-826b-dec9b5303c18\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 7e618efd-65dc-466e-8fe6-89f5955e044d\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 60d43062-97c1-4017-84aa-72609769fdc8\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 214a3bc3-7f98-49e2-b961-640ae282208c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1a9fbecc-a42e-4682-ac82-1900b4d46183\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 219a3c60-7e22-4ecc-82f0-5ef449502081\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 07974601-eb3c-444a-a75a-e759f727a6c6\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding c97b0f78-5ccb-47f5-897f-3…","seq":65,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"message.completed","at":"2026-11-24T23:02:21.460Z"}
                          *
                          *     id: 66
                          *     event: run.completed
-                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding cd12193c-132e-4f7d-a55c-6da5c7b10620\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 271c96e8-916f-4857-9c74-e87ecd72a22a\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding d8280135-8211-4e3b-b051-0623952da12e\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 0be9c6b8-c498-4592-8383-e7c805b7095d\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 9c623928-f184-46df-8f5c-701c2eb66109\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 39954ac0-fd7e-462f-b643-ed556fae802f\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding a584928c-5032-41e0-b64a-1a81c349f667\n9. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding d32e5060-22c3-429f-944c-e321ba639208\n10. ALB old-marketing-alb has no target groups — saves $16.43/month (delete, effort low) — finding 75bdf1fb-24ad-4463-bc1c-9fa7b1264b82\n\nAsk \"how do I fix the first one?\" for the steps of any of them.","seq":66,"run_id":"fa42c721-bf70-4ef8-97aa-f59886184154","kind":"run.completed","at":"2026-11-24T22:34:17.457Z"}
+                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 1b7ecebf-bfa8-44b6-826b-dec9b5303c18\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 7e618efd-65dc-466e-8fe6-89f5955e044d\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 60d43062-97c1-4017-84aa-72609769fdc8\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 214a3bc3-7f98-49e2-b961-640ae282208c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1a9fbecc-a42e-4682-ac82-1900b4d46183\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 219a3c60-7e22-4ecc-82f0-5ef449502081\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 07974601-eb3c-444a-a75a-e759f727a6c6\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding c97b0f78-5ccb-47f5-897f-3…","seq":66,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"run.completed","at":"2026-11-24T23:02:21.486Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1156,16 +1156,16 @@ export type paths = {
                          * @example {
                          *       "sessions": [
                          *         {
-                         *           "id": "b5342d11-dc9e-4196-a6f4-444553de1a39",
+                         *           "id": "269991f6-52e1-4f08-b9ee-8a6427712374",
                          *           "name": "Cost review",
-                         *           "created_at": "2026-11-24T22:34:16.061Z",
-                         *           "updated_at": "2026-11-24T22:34:16.061Z"
+                         *           "created_at": "2026-11-24T23:02:18.073Z",
+                         *           "updated_at": "2026-11-24T23:02:18.073Z"
                          *         },
                          *         {
                          *           "id": "triage-monday",
                          *           "name": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T22:34:15.854Z",
-                         *           "updated_at": "2026-11-24T22:34:15.854Z"
+                         *           "created_at": "2026-11-24T23:02:17.775Z",
+                         *           "updated_at": "2026-11-24T23:02:17.775Z"
                          *         }
                          *       ]
                          *     }
@@ -1221,9 +1221,9 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "b5342d11-dc9e-4196-a6f4-444553de1a39",
+                         *       "id": "269991f6-52e1-4f08-b9ee-8a6427712374",
                          *       "name": "Cost review",
-                         *       "created_at": "2026-11-24T22:34:16.061Z"
+                         *       "created_at": "2026-11-24T23:02:18.073Z"
                          *     }
                          */
                         "application/json": {
@@ -1378,8 +1378,8 @@ export type paths = {
                          * @example {
                          *       "id": "triage-monday",
                          *       "name": "Monday triage",
-                         *       "created_at": "2026-11-24T22:34:15.854Z",
-                         *       "updated_at": "2026-11-24T22:34:16.103Z"
+                         *       "created_at": "2026-11-24T23:02:17.775Z",
+                         *       "updated_at": "2026-11-24T23:02:18.114Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Session"];
@@ -1473,18 +1473,18 @@ export type paths = {
                          *       "session_id": "triage-monday",
                          *       "messages": [
                          *         {
-                         *           "id": "592618a1-0981-4a93-8dbc-0b5f7ffa5f23",
+                         *           "id": "8e4998ca-bc83-4809-9315-4370516e5e44",
                          *           "role": "user",
                          *           "content": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T22:34:15.854Z",
-                         *           "run_id": "8cfee9ae-0151-421c-97bb-794a852d5ebf"
+                         *           "created_at": "2026-11-24T23:02:17.775Z",
+                         *           "run_id": "a0dc8692-2a7a-4449-8741-9e77467c8f39"
                          *         },
                          *         {
-                         *           "id": "40797577-eaca-4915-8f03-dc396c53672c",
+                         *           "id": "2a897c0c-0b94-4f49-b987-9baeb4fa1224",
                          *           "role": "assistant",
-                         *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76.80/month\n10. orders-1-2 (i-1b3a9bd1663012d92) — aws_ec2_instance (service=orders-1) — $70.08/month\n\nOpen findings could save $902.80 a month of this; the largest single saving is «Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB» (finding 2d2c1994-2a00-4043-b6c9-d467a2bbedce), $322.50/month. Ask \"what could save the most?\" for the list.",
-                         *           "created_at": "2026-11-24T22:34:16.053Z",
-                         *           "run_id": "8cfee9ae-0151-421c-97bb-794a852d5ebf"
+                         *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76…",
+                         *           "created_at": "2026-11-24T23:02:18.045Z",
+                         *           "run_id": "a0dc8692-2a7a-4449-8741-9e77467c8f39"
                          *         }
                          *       ]
                          *     }
@@ -1589,10 +1589,10 @@ export type paths = {
                          *         "regions": 2,
                          *         "detectors": 40,
                          *         "last_scan": {
-                         *           "id": "b7dd76c6-5b91-44b0-97bd-7c01fb692011",
+                         *           "id": "db04f15a-ce40-433b-8715-c59af118c3b6",
                          *           "status": "completed",
-                         *           "finished_at": "2026-11-24T22:34:15.056Z",
-                         *           "created_at": "2026-11-24T22:34:10.463Z"
+                         *           "finished_at": "2026-11-24T23:02:16.800Z",
+                         *           "created_at": "2026-11-24T23:02:12.624Z"
                          *         }
                          *       }
                          *     }
@@ -1661,48 +1661,48 @@ export type paths = {
                          * @example {
                          *       "findings": [
                          *         {
-                         *           "id": "b7043e9a-5560-4345-a72c-4d80518edb91",
+                         *           "id": "cb232ce7-0159-40ea-be10-33d851c09199",
                          *           "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.nat_single_for_many_azs",
-                         *           "group_id": "7adee81b-b47c-4839-a7e4-cebfc005f109",
+                         *           "group_id": "36139133-29cd-45bf-9f24-30982bbd1e7b",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "medium",
-                         *           "detected_at": "2026-11-24T22:34:14.994Z",
-                         *           "last_seen_at": "2026-11-24T22:34:14.994Z",
+                         *           "detected_at": "2026-11-24T23:02:16.734Z",
+                         *           "last_seen_at": "2026-11-24T23:02:16.734Z",
                          *           "resource_count": 4
                          *         },
                          *         {
-                         *           "id": "0814db04-0206-459a-b4d3-10d02f2a3f0d",
+                         *           "id": "a755db18-c5dc-4082-963f-ef9d548571b0",
                          *           "title": "Point-in-time recovery disabled on DynamoDB table orders",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.dynamodb_no_pitr",
-                         *           "group_id": "cfd2da34-6e1c-4672-b8fa-7b613b1340fe",
+                         *           "group_id": "e9cfa2ba-70e8-4612-9275-4196fa3cf125",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T22:34:14.926Z",
-                         *           "last_seen_at": "2026-11-24T22:34:14.926Z",
+                         *           "detected_at": "2026-11-24T23:02:16.700Z",
+                         *           "last_seen_at": "2026-11-24T23:02:16.700Z",
                          *           "resource_count": 1
                          *         },
                          *         {
-                         *           "id": "5c300ad4-6e18-405e-89e9-3e10b6c55e3b",
+                         *           "id": "08261a75-c296-41c0-b609-45c88fa8e58e",
                          *           "title": "ElastiCache sessions-cache cannot fail over (automatic failover disabled)",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.elasticache_no_failover",
-                         *           "group_id": "025f4e89-07c4-4d25-ae4c-8d0d299e49b3",
+                         *           "group_id": "0b879138-592c-47a7-aacf-35e4be823824",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T22:34:14.872Z",
-                         *           "last_seen_at": "2026-11-24T22:34:14.872Z",
+                         *           "detected_at": "2026-11-24T23:02:16.662Z",
+                         *           "last_seen_at": "2026-11-24T23:02:16.662Z",
                          *           "resource_count": 1
                          *         }
                          *       ]
@@ -1775,7 +1775,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *       "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -1785,8 +1785,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T22:34:15.038Z",
-                         *       "last_seen_at": "2026-11-24T22:34:15.038Z",
+                         *       "detected_at": "2026-11-24T23:02:16.784Z",
+                         *       "last_seen_at": "2026-11-24T23:02:16.784Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -1822,7 +1822,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "1459958e-8c8c-4c12-8bf4-697df5a90486",
+                         *         "id": "53240d7d-5737-4388-a71e-63085fc642c6",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -1830,25 +1830,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "26f1b850-efa7-4715-b63b-b9f03b796e46",
+                         *         "id": "917460d6-71c3-4dee-9aa6-16a6c0f4bdf0",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *             "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T22:34:15.038Z",
-                         *             "last_seen_at": "2026-11-24T22:34:15.038Z",
+                         *             "detected_at": "2026-11-24T23:02:16.784Z",
+                         *             "last_seen_at": "2026-11-24T23:02:16.784Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *             "finding_id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T22:34:15.038Z"
+                         *             "at": "2026-11-24T23:02:16.784Z"
                          *           }
                          *         ]
                          *       },
@@ -1859,7 +1859,7 @@ export type paths = {
                          *             "step_kind": "query",
                          *             "tool_name": "inventory.sql",
                          *             "title": "Public databases with no backups and no deletion protection",
-                         *             "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn",
+                         *             "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesc…",
                          *             "status": "success",
                          *             "error_message": null,
                          *             "result_preview": [
@@ -1909,14 +1909,14 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:34:15.038Z"
+                         *             "executed_at": "2026-11-24T23:02:16.784Z"
                          *           },
                          *           {
                          *             "seq": 2,
                          *             "step_kind": "query",
                          *             "tool_name": "inventory.sql",
                          *             "title": "Evidence for Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
-                         *             "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn) as detector_rows where arn in ('arn:aws:rds:us-east-1:533297907419:db:prod-payments-db', 'arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d') order by arn",
+                         *             "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       sele…",
                          *             "status": "success",
                          *             "error_message": null,
                          *             "result_preview": [
@@ -1966,7 +1966,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:34:15.038Z"
+                         *             "executed_at": "2026-11-24T23:02:16.784Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -1983,7 +1983,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T22:34:15.038Z"
+                         *             "executed_at": "2026-11-24T23:02:16.784Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2174,8 +2174,8 @@ export type paths = {
                          * @example {
                          *       "recommendations": [
                          *         {
-                         *           "id": "f2794889-48d3-4294-b80d-81e1d5c58ac2",
-                         *           "finding_id": "2d2c1994-2a00-4043-b6c9-d467a2bbedce",
+                         *           "id": "3d86fb59-e0c2-40e3-9a4d-7fdd217f47d6",
+                         *           "finding_id": "1b7ecebf-bfa8-44b6-826b-dec9b5303c18",
                          *           "title": "Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2187,8 +2187,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "875a9472-aa36-4070-b3fd-40d99ff48abb",
-                         *           "finding_id": "cd12193c-132e-4f7d-a55c-6da5c7b10620",
+                         *           "id": "3ac84fa6-5ca5-4c56-82cb-fcd7dfee92b7",
+                         *           "finding_id": "7e618efd-65dc-466e-8fe6-89f5955e044d",
                          *           "title": "Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2200,8 +2200,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "bc3c0a8a-3e23-4f73-b057-7194bd246e8a",
-                         *           "finding_id": "271c96e8-916f-4857-9c74-e87ecd72a22a",
+                         *           "id": "51842c21-043f-45ff-9afc-907165084db9",
+                         *           "finding_id": "60d43062-97c1-4017-84aa-72609769fdc8",
                          *           "title": "RDS instance legacy-reporting-db had no connections in 30 days",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2414,7 +2414,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *       "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -2424,8 +2424,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T22:34:15.038Z",
-                         *       "last_seen_at": "2026-11-24T22:34:15.038Z",
+                         *       "detected_at": "2026-11-24T23:02:16.784Z",
+                         *       "last_seen_at": "2026-11-24T23:02:16.784Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -2461,7 +2461,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "1459958e-8c8c-4c12-8bf4-697df5a90486",
+                         *         "id": "53240d7d-5737-4388-a71e-63085fc642c6",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -2469,25 +2469,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "26f1b850-efa7-4715-b63b-b9f03b796e46",
+                         *         "id": "917460d6-71c3-4dee-9aa6-16a6c0f4bdf0",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *             "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T22:34:15.038Z",
-                         *             "last_seen_at": "2026-11-24T22:34:15.038Z",
+                         *             "detected_at": "2026-11-24T23:02:16.784Z",
+                         *             "last_seen_at": "2026-11-24T23:02:16.784Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *             "finding_id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T22:34:15.038Z"
+                         *             "at": "2026-11-24T23:02:16.784Z"
                          *           }
                          *         ]
                          *       },
@@ -2498,7 +2498,7 @@ export type paths = {
                          *             "step_kind": "query",
                          *             "tool_name": "inventory.sql",
                          *             "title": "Public databases with no backups and no deletion protection",
-                         *             "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn",
+                         *             "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesc…",
                          *             "status": "success",
                          *             "error_message": null,
                          *             "result_preview": [
@@ -2548,14 +2548,14 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:34:15.038Z"
+                         *             "executed_at": "2026-11-24T23:02:16.784Z"
                          *           },
                          *           {
                          *             "seq": 2,
                          *             "step_kind": "query",
                          *             "tool_name": "inventory.sql",
                          *             "title": "Evidence for Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
-                         *             "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn) as detector_rows where arn in ('arn:aws:rds:us-east-1:533297907419:db:prod-payments-db', 'arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d') order by arn",
+                         *             "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       sele…",
                          *             "status": "success",
                          *             "error_message": null,
                          *             "result_preview": [
@@ -2605,7 +2605,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T22:34:15.038Z"
+                         *             "executed_at": "2026-11-24T23:02:16.784Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -2622,7 +2622,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T22:34:15.038Z"
+                         *             "executed_at": "2026-11-24T23:02:16.784Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2701,14 +2701,14 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "finding_id": "eb33e9cd-2725-4acd-a194-50a9f8a3b635",
+                         *       "finding_id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
                          *       "steps": [
                          *         {
                          *           "seq": 1,
                          *           "step_kind": "query",
                          *           "tool_name": "inventory.sql",
                          *           "title": "Public databases with no backups and no deletion protection",
-                         *           "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn",
+                         *           "query_sql": "\n    select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesc…",
                          *           "status": "success",
                          *           "error_message": null,
                          *           "result_preview": [
@@ -2758,14 +2758,14 @@ export type paths = {
                          *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T22:34:15.038Z"
+                         *           "executed_at": "2026-11-24T23:02:16.784Z"
                          *         },
                          *         {
                          *           "seq": 2,
                          *           "step_kind": "query",
                          *           "tool_name": "inventory.sql",
                          *           "title": "Evidence for Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
-                         *           "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       select coalesce(jsonb_agg(jsonb_build_object(\n                                'ip_protocol', rule->>'ip_protocol',\n                                'from_port', (rule->>'from_port')::int, 'to_port', (rule->>'to_port')::int,\n                                'cidr_ipv4', rule->>'cidr_ipv4', 'cidr_ipv6', rule->>'cidr_ipv6')), '[]'::jsonb)\n                       from jsonb_array_elements((case jsonb_typeof(sg.attributes->'rules') when 'array' then sg.attributes->'rules' else '[]'::jsonb end)) rule\n                       where coalesce(rule->>'type', 'ingress') = 'ingress'\n                         and (rule->>'cidr_ipv4' = '0.0.0.0/0' or rule->>'cidr_ipv6' = '::/0')\n                         and (rule->>'ip_protocol' = '-1'\n                           or ((rule->>'from_port')::int <= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)\n                               and (rule->>'to_port')::int >= coalesce((r.attributes->'endpoint'->>'port')::int, 3306)))))\n                   order by sg.arn)\n              from resources sg\n             where sg.type = 'aws_vpc_security_group' and sg.deleted_at is null\n               and sg.account_id = r.account_id and sg.region = r.region\n               and (sg.native_id in (select v->>'vpc_security_group_id'\n                                       from jsonb_array_elements((case jsonb_typeof(r.attributes->'vpc_security_groups') when 'array' then r.attributes->'vpc_security_groups' else '[]'::jsonb end)) v)\n                 or exists (select 1 from resource_edges pe\n                            where pe.from_arn = r.arn and pe.to_arn = sg.arn and pe.kind = 'protected-by'))) as security_groups,\n           array(\n      select distinct coalesce(d.name, d.native_id)\n      from resource_edges e join resources d on d.arn = e.from_arn and d.deleted_at is null\n      where e.to_arn = r.arn and e.kind = 'depends-on'\n      order by 1) as dependents\n    from resources r\n    where r.type = 'aws_rds_db_instance' and r.deleted_at is null\n      and (r.attributes->>'publicly_accessible')::boolean = true\n      and (r.attributes->>'backup_retention_period')::int = 0\n      and (r.attributes->>'deletion_protection')::boolean = false\n    order by r.arn) as detector_rows where arn in ('arn:aws:rds:us-east-1:533297907419:db:prod-payments-db', 'arn:aws:ec2:us-east-1:533297907419:security-group/sg-64609b8ecba3ce19d') order by arn",
+                         *           "query_sql": "select * from (select r.arn, r.native_id, r.name, r.account_id, r.region,\n           r.attributes->>'engine' as engine,\n           coalesce((r.attributes->'endpoint'->>'port')::int, 3306) as port,\n           r.attributes->'endpoint'->>'address' as endpoint,\n           (r.attributes->>'publicly_accessible')::boolean as publicly_accessible,\n           (r.attributes->>'backup_retention_period')::int as backup_retention_period,\n           (r.attributes->>'deletion_protection')::boolean as deletion_protection,\n           (r.attributes->>'multi_az')::boolean as multi_az,\n           lower(coalesce(r.tags->>'env', r.tags->>'Environment', r.tags->>'environment', r.tags->>'Env')) as env,\n           (select count(*) from resources s\n             where s.type = 'aws_rds_db_snapshot' and s.deleted_at is null\n               and s.account_id = r.account_id and s.region = r.region\n               and s.attributes->>'db_instance_identifier' = r.native_id)::int as manual_snapshots,\n           (select jsonb_build_object('at', e.at, 'actor', e.actor) from inventory_events e\n             where e.kind = 'cloudtrail' and e.name = 'ModifyDBInstance' and r.arn = any(e.arns)\n               and e.payload->'requestParameters'->>'backupRetentionPeriod' = '0'\n             order by e.at desc limit 1) as backups_disabled_by,\n           (select jsonb_agg(jsonb_build_object(\n                     'arn', sg.arn, 'id', sg.native_id, 'name', sg.name,\n                     'open_rules', (\n                       sele…",
                          *           "status": "success",
                          *           "error_message": null,
                          *           "result_preview": [
@@ -2815,7 +2815,7 @@ export type paths = {
                          *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T22:34:15.038Z"
+                         *           "executed_at": "2026-11-24T23:02:16.784Z"
                          *         },
                          *         {
                          *           "seq": 3,
@@ -2832,7 +2832,7 @@ export type paths = {
                          *           "duration_ms": 0,
                          *           "is_self_correction": false,
                          *           "rerunnable": false,
-                         *           "executed_at": "2026-11-24T22:34:15.038Z"
+                         *           "executed_at": "2026-11-24T23:02:16.784Z"
                          *         }
                          *       ],
                          *       "summary": {
@@ -2958,11 +2958,11 @@ export type paths = {
                          *         }
                          *       ],
                          *       "row_count": 1,
-                         *       "duration_ms": 12,
+                         *       "duration_ms": 2,
                          *       "truncated": false,
                          *       "differs": false,
                          *       "recorded_row_count": 1,
-                         *       "executed_at": "2026-11-24T22:34:16.436Z"
+                         *       "executed_at": "2026-11-24T23:02:18.402Z"
                          *     }
                          */
                         "application/json": components["schemas"]["StepRerun"];
@@ -3327,12 +3327,15 @@ export type paths = {
                          * @example {
                          *       "learnings": [
                          *         {
-                         *           "id": "fe3d35d9-dade-4f66-a527-01817e1a7e40",
+                         *           "id": "935b4b5f-a3b2-4645-86ef-dd7bce9585d9",
                          *           "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *           "service": "batch",
                          *           "status": "active",
-                         *           "created_by": "user:acme-fde4c7@example.com",
-                         *           "created_at": "2026-11-24T22:34:16.558Z"
+                         *           "source": "user",
+                         *           "created_by": "user:acme-cec1e1@example.com",
+                         *           "created_at": "2026-11-24T23:02:18.500Z",
+                         *           "last_used_at": null,
+                         *           "used_count": 0
                          *         }
                          *       ]
                          *     }
@@ -3401,12 +3404,15 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "fe3d35d9-dade-4f66-a527-01817e1a7e40",
+                         *       "id": "935b4b5f-a3b2-4645-86ef-dd7bce9585d9",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "active",
-                         *       "created_by": "user:acme-fde4c7@example.com",
-                         *       "created_at": "2026-11-24T22:34:16.558Z"
+                         *       "source": "user",
+                         *       "created_by": "user:acme-cec1e1@example.com",
+                         *       "created_at": "2026-11-24T23:02:18.500Z",
+                         *       "last_used_at": null,
+                         *       "used_count": 0
                          *     }
                          */
                         "application/json": components["schemas"]["Learning"];
@@ -3493,6 +3499,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "archived"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PatchLearningBody"];
                 };
             };
@@ -3503,6 +3514,19 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "935b4b5f-a3b2-4645-86ef-dd7bce9585d9",
+                         *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
+                         *       "service": "batch",
+                         *       "status": "archived",
+                         *       "source": "user",
+                         *       "created_by": "user:acme-cec1e1@example.com",
+                         *       "created_at": "2026-11-24T23:02:18.500Z",
+                         *       "last_used_at": null,
+                         *       "used_count": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["Learning"];
                     };
                 };
@@ -3590,6 +3614,174 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "b6a10dc4-8830-4763-b368-8ba2e1bc9da0",
+                         *       "generated_at": "2026-11-24T23:02:19.457Z",
+                         *       "period": {
+                         *         "from": "2026-11-23T23:02:19.382Z",
+                         *         "to": "2026-11-24T23:02:19.382Z"
+                         *       },
+                         *       "requested_by": "user:acme-cec1e1@example.com",
+                         *       "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
+                         *       "sections": {
+                         *         "drift": {
+                         *           "added": [
+                         *             {
+                         *               "at": "2026-10-31T00:00:00.000Z",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
+                         *               "name": "partner-allowlist-ip",
+                         *               "type": "aws_vpc_eip",
+                         *               "actor": "arn:aws:iam::533297907419:user/bob",
+                         *               "native_id": "eipalloc-0fde771dfcc4ccbcb",
+                         *               "resource_id": "77980c8a-2293-4fd9-99df-bd6da7993aa1"
+                         *             }
+                         *           ],
+                         *           "totals": {
+                         *             "added": 1,
+                         *             "changed": 3,
+                         *             "removed": 1
+                         *           },
+                         *           "changed": [
+                         *             {
+                         *               "at": "2026-10-31T00:00:00.000Z",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
+                         *               "name": "reporting-worker-01",
+                         *               "type": "aws_ec2_instance",
+                         *               "actor": "arn:aws:iam::533297907419:user/bob",
+                         *               "fields": [
+                         *                 "attributes.instance_type",
+                         *                 "size_value"
+                         *               ],
+                         *               "native_id": "i-900314533944af883",
+                         *               "resource_id": "264e0f80-7a8f-4752-8d14-50ef4faf7d22"
+                         *             },
+                         *             {
+                         *               "at": "2026-10-31T00:00:00.000Z",
+                         *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "name": "prod-payments-db",
+                         *               "type": "aws_rds_db_instance",
+                         *               "actor": "arn:aws:iam::533297907419:user/bob",
+                         *               "fields": [
+                         *                 "attributes.backup_retention_period"
+                         *               ],
+                         *               "native_id": "prod-payments-db",
+                         *               "resource_id": "93a2756c-f4ff-4e65-8a96-c39565f169c6"
+                         *             },
+                         *             {
+                         *               "at": "2026-11-01T00:00:00.000Z",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
+                         *               "name": "sg-web",
+                         *               "type": "aws_vpc_security_group",
+                         *               "actor": "arn:aws:iam::533297907419:user/alice",
+                         *               "fields": [
+                         *                 "attributes.rules"
+                         *               ],
+                         *               "native_id": "sg-01aafac10bbec2271",
+                         *               "resource_id": "d991a0bf-4a7e-4b8c-a5c4-880c7ad07f11"
+                         *             }
+                         *           ],
+                         *           "removed": [
+                         *             {
+                         *               "at": "2026-10-31T00:00:00.000Z",
+                         *               "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
+                         *               "name": "tmp-migration",
+                         *               "type": "aws_ebs_volume",
+                         *               "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
+                         *               "native_id": "vol-d15340a3c1ddd36dd",
+                         *               "resource_id": "cdb97474-b130-4a12-8b4e-23507892b561"
+                         *             }
+                         *           ]
+                         *         },
+                         *         "savings": {
+                         *           "realized": [],
+                         *           "open_monthly": 902.8,
+                         *           "realized_monthly": 0,
+                         *           "resolved_estimated_monthly": 0
+                         *         },
+                         *         "incidents": {
+                         *           "open": [],
+                         *           "opened": [],
+                         *           "resolved": []
+                         *         },
+                         *         "new_findings": [
+                         *           {
+                         *             "at": "2026-11-24T23:02:15.742Z",
+                         *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
+                         *             "domain": "security",
+                         *             "status": "open",
+                         *             "check_id": "security.sg_all_ports_open",
+                         *             "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *             "severity": "critical",
+                         *             "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3"
+                         *           },
+                         *           {
+                         *             "at": "2026-11-24T23:02:15.794Z",
+                         *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
+                         *             "domain": "security",
+                         *             "status": "open",
+                         *             "check_id": "security.sg_ssh_open",
+                         *             "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *             "severity": "critical",
+                         *             "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2"
+                         *           },
+                         *           {
+                         *             "at": "2026-11-24T23:02:15.859Z",
+                         *             "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
+                         *             "domain": "security",
+                         *             "status": "open",
+                         *             "check_id": "security.s3_public",
+                         *             "group_id": "e1dad9dd-bb94-4fbb-af1a-70e105c6398a",
+                         *             "severity": "critical",
+                         *             "finding_id": "a808586c-e41b-42e5-8be5-82523bceefa1"
+                         *           }
+                         *         ],
+                         *         "top_clusters": [
+                         *           {
+                         *             "why": "critical security issue on 4 resources",
+                         *             "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
+                         *             "domain": "security",
+                         *             "check_id": "security.toxic_exposed_instance_sensitive_data",
+                         *             "group_id": "6b3d99f1-6865-4e48-88fc-e2a382c6189e",
+                         *             "severity": "critical",
+                         *             "regressed": false,
+                         *             "resources": 4,
+                         *             "duplicates": 0,
+                         *             "finding_id": "5dfd0749-6b22-46d2-bb7e-e614cf499b45",
+                         *             "savings_monthly": 0
+                         *           },
+                         *           {
+                         *             "why": "critical security issue on 2 resources",
+                         *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
+                         *             "domain": "security",
+                         *             "check_id": "security.sg_all_ports_open",
+                         *             "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *             "severity": "critical",
+                         *             "regressed": false,
+                         *             "resources": 2,
+                         *             "duplicates": 0,
+                         *             "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3",
+                         *             "savings_monthly": 0
+                         *           },
+                         *           {
+                         *             "why": "critical security issue on 2 resources",
+                         *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
+                         *             "domain": "security",
+                         *             "check_id": "security.sg_ssh_open",
+                         *             "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *             "severity": "critical",
+                         *             "regressed": false,
+                         *             "resources": 2,
+                         *             "duplicates": 0,
+                         *             "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2",
+                         *             "savings_monthly": 0
+                         *           }
+                         *         ],
+                         *         "resolved_findings": [],
+                         *         "regressed_findings": []
+                         *       }
+                         *     }
+                         */
                         "application/json": components["schemas"]["MorningReport"];
                     };
                 };
@@ -3646,6 +3838,178 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "reports": [
+                         *         {
+                         *           "id": "b6a10dc4-8830-4763-b368-8ba2e1bc9da0",
+                         *           "generated_at": "2026-11-24T23:02:19.457Z",
+                         *           "period": {
+                         *             "from": "2026-11-23T23:02:19.382Z",
+                         *             "to": "2026-11-24T23:02:19.382Z"
+                         *           },
+                         *           "requested_by": "user:acme-cec1e1@example.com",
+                         *           "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
+                         *           "sections": {
+                         *             "drift": {
+                         *               "added": [
+                         *                 {
+                         *                   "at": "2026-10-31T00:00:00.000Z",
+                         *                   "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
+                         *                   "name": "partner-allowlist-ip",
+                         *                   "type": "aws_vpc_eip",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob",
+                         *                   "native_id": "eipalloc-0fde771dfcc4ccbcb",
+                         *                   "resource_id": "77980c8a-2293-4fd9-99df-bd6da7993aa1"
+                         *                 }
+                         *               ],
+                         *               "totals": {
+                         *                 "added": 1,
+                         *                 "changed": 3,
+                         *                 "removed": 1
+                         *               },
+                         *               "changed": [
+                         *                 {
+                         *                   "at": "2026-10-31T00:00:00.000Z",
+                         *                   "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
+                         *                   "name": "reporting-worker-01",
+                         *                   "type": "aws_ec2_instance",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob",
+                         *                   "fields": [
+                         *                     "attributes.instance_type",
+                         *                     "size_value"
+                         *                   ],
+                         *                   "native_id": "i-900314533944af883",
+                         *                   "resource_id": "264e0f80-7a8f-4752-8d14-50ef4faf7d22"
+                         *                 },
+                         *                 {
+                         *                   "at": "2026-10-31T00:00:00.000Z",
+                         *                   "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *                   "name": "prod-payments-db",
+                         *                   "type": "aws_rds_db_instance",
+                         *                   "actor": "arn:aws:iam::533297907419:user/bob",
+                         *                   "fields": [
+                         *                     "attributes.backup_retention_period"
+                         *                   ],
+                         *                   "native_id": "prod-payments-db",
+                         *                   "resource_id": "93a2756c-f4ff-4e65-8a96-c39565f169c6"
+                         *                 },
+                         *                 {
+                         *                   "at": "2026-11-01T00:00:00.000Z",
+                         *                   "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
+                         *                   "name": "sg-web",
+                         *                   "type": "aws_vpc_security_group",
+                         *                   "actor": "arn:aws:iam::533297907419:user/alice",
+                         *                   "fields": [
+                         *                     "attributes.rules"
+                         *                   ],
+                         *                   "native_id": "sg-01aafac10bbec2271",
+                         *                   "resource_id": "d991a0bf-4a7e-4b8c-a5c4-880c7ad07f11"
+                         *                 }
+                         *               ],
+                         *               "removed": [
+                         *                 {
+                         *                   "at": "2026-10-31T00:00:00.000Z",
+                         *                   "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
+                         *                   "name": "tmp-migration",
+                         *                   "type": "aws_ebs_volume",
+                         *                   "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
+                         *                   "native_id": "vol-d15340a3c1ddd36dd",
+                         *                   "resource_id": "cdb97474-b130-4a12-8b4e-23507892b561"
+                         *                 }
+                         *               ]
+                         *             },
+                         *             "savings": {
+                         *               "realized": [],
+                         *               "open_monthly": 902.8,
+                         *               "realized_monthly": 0,
+                         *               "resolved_estimated_monthly": 0
+                         *             },
+                         *             "incidents": {
+                         *               "open": [],
+                         *               "opened": [],
+                         *               "resolved": []
+                         *             },
+                         *             "new_findings": [
+                         *               {
+                         *                 "at": "2026-11-24T23:02:15.742Z",
+                         *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
+                         *                 "domain": "security",
+                         *                 "status": "open",
+                         *                 "check_id": "security.sg_all_ports_open",
+                         *                 "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *                 "severity": "critical",
+                         *                 "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3"
+                         *               },
+                         *               {
+                         *                 "at": "2026-11-24T23:02:15.794Z",
+                         *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
+                         *                 "domain": "security",
+                         *                 "status": "open",
+                         *                 "check_id": "security.sg_ssh_open",
+                         *                 "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *                 "severity": "critical",
+                         *                 "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2"
+                         *               },
+                         *               {
+                         *                 "at": "2026-11-24T23:02:15.859Z",
+                         *                 "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
+                         *                 "domain": "security",
+                         *                 "status": "open",
+                         *                 "check_id": "security.s3_public",
+                         *                 "group_id": "e1dad9dd-bb94-4fbb-af1a-70e105c6398a",
+                         *                 "severity": "critical",
+                         *                 "finding_id": "a808586c-e41b-42e5-8be5-82523bceefa1"
+                         *               }
+                         *             ],
+                         *             "top_clusters": [
+                         *               {
+                         *                 "why": "critical security issue on 4 resources",
+                         *                 "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
+                         *                 "domain": "security",
+                         *                 "check_id": "security.toxic_exposed_instance_sensitive_data",
+                         *                 "group_id": "6b3d99f1-6865-4e48-88fc-e2a382c6189e",
+                         *                 "severity": "critical",
+                         *                 "regressed": false,
+                         *                 "resources": 4,
+                         *                 "duplicates": 0,
+                         *                 "finding_id": "5dfd0749-6b22-46d2-bb7e-e614cf499b45",
+                         *                 "savings_monthly": 0
+                         *               },
+                         *               {
+                         *                 "why": "critical security issue on 2 resources",
+                         *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
+                         *                 "domain": "security",
+                         *                 "check_id": "security.sg_all_ports_open",
+                         *                 "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *                 "severity": "critical",
+                         *                 "regressed": false,
+                         *                 "resources": 2,
+                         *                 "duplicates": 0,
+                         *                 "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3",
+                         *                 "savings_monthly": 0
+                         *               },
+                         *               {
+                         *                 "why": "critical security issue on 2 resources",
+                         *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
+                         *                 "domain": "security",
+                         *                 "check_id": "security.sg_ssh_open",
+                         *                 "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *                 "severity": "critical",
+                         *                 "regressed": false,
+                         *                 "resources": 2,
+                         *                 "duplicates": 0,
+                         *                 "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2",
+                         *                 "savings_monthly": 0
+                         *               }
+                         *             ],
+                         *             "resolved_findings": [],
+                         *             "regressed_findings": []
+                         *           }
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["MorningReportList"];
                     };
                 };
@@ -3698,6 +4062,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "1",
+                         *       "status": "queued"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -3750,6 +4120,36 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "tools": [
+                         *         {
+                         *           "id": "demo",
+                         *           "name": "Demo environment",
+                         *           "category": "connectors",
+                         *           "kind": "connector",
+                         *           "description": "A seeded, simulated AWS organization with realistic defects and drift, for trying the service.",
+                         *           "installed": true
+                         *         },
+                         *         {
+                         *           "id": "terraform_state",
+                         *           "name": "Terraform state",
+                         *           "category": "connectors",
+                         *           "kind": "connector",
+                         *           "description": "Reads `terraform show -json` output into the inventory; secrets in the state are never copied.",
+                         *           "installed": false
+                         *         },
+                         *         {
+                         *           "id": "aws",
+                         *           "name": "AWS (read-only)",
+                         *           "category": "connectors",
+                         *           "kind": "connector",
+                         *           "description": "Reads an AWS account through Describe/List/Get calls only.",
+                         *           "installed": false
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["CatalogToolList"];
                     };
                 };
@@ -3807,6 +4207,39 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "tools": [
+                         *         {
+                         *           "id": "demo",
+                         *           "name": "Demo environment",
+                         *           "category": "connectors",
+                         *           "kind": "connector",
+                         *           "status": "connected",
+                         *           "installed_at": "2026-11-24T23:02:12.610Z",
+                         *           "settings": {}
+                         *         },
+                         *         {
+                         *           "id": "alertmanager",
+                         *           "name": "Prometheus Alertmanager",
+                         *           "category": "alert sources",
+                         *           "kind": "alert_source",
+                         *           "status": "active",
+                         *           "installed_at": "2026-11-24T23:02:20.104Z",
+                         *           "settings": {}
+                         *         },
+                         *         {
+                         *           "id": "agent.list_findings",
+                         *           "name": "list_findings",
+                         *           "category": "agent tools",
+                         *           "kind": "agent_tool",
+                         *           "status": "built_in",
+                         *           "installed_at": null,
+                         *           "settings": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["TenantToolList"];
                     };
                 };
@@ -3844,6 +4277,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "tool_id": "alertmanager"
+                     *     }
+                     */
                     "application/json": components["schemas"]["InstallToolBody"];
                 };
             };
@@ -3863,6 +4301,17 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "alertmanager",
+                         *       "name": "Prometheus Alertmanager",
+                         *       "category": "alert sources",
+                         *       "kind": "alert_source",
+                         *       "status": "active",
+                         *       "installed_at": "2026-11-24T23:02:20.104Z",
+                         *       "settings": {}
+                         *     }
+                         */
                         "application/json": components["schemas"]["TenantTool"];
                     };
                 };
@@ -4030,6 +4479,81 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "runbooks": [
+                         *         {
+                         *           "id": "5c89803b-9b37-42ab-891b-9736e36a1722",
+                         *           "title": "Payments database failover",
+                         *           "service": "payments",
+                         *           "applies_to": {
+                         *             "detectors": [],
+                         *             "resource_types": [
+                         *               "aws_db_instance"
+                         *             ],
+                         *             "alert_fingerprints": []
+                         *           },
+                         *           "steps": [
+                         *             "Confirm the standby is in sync.",
+                         *             "Fail over with aws rds reboot-db-instance --force-failover."
+                         *           ],
+                         *           "created_by": "user:acme-cec1e1@example.com",
+                         *           "updated_at": "2026-11-24T23:02:20.445Z",
+                         *           "source": "tenant"
+                         *         },
+                         *         {
+                         *           "id": "builtin:ebs-storage-waste",
+                         *           "title": "Reduce EBS storage waste",
+                         *           "service": null,
+                         *           "applies_to": {
+                         *             "detectors": [
+                         *               "finops.ebs_unattached",
+                         *               "finops.ebs_gp2_to_gp3",
+                         *               "finops.ebs_io_to_gp3"
+                         *             ],
+                         *             "resource_types": [
+                         *               "aws_ebs_volume",
+                         *               "aws_ec2_launch_template"
+                         *             ],
+                         *             "alert_fingerprints": []
+                         *           },
+                         *           "steps": [
+                         *             "Confirm the volume is not needed: check its attachments, tags (owner, service) and the last read/write activity.",
+                         *             "Before deleting anything, take a snapshot and tag it with the ticket or finding id.",
+                         *             "For gp2 and io1/io2 volumes, migrate in place to gp3 (aws ec2 modify-volume --volume-type gp3); no detach or downtime is needed."
+                         *           ],
+                         *           "source": "built_in",
+                         *           "created_by": null,
+                         *           "updated_at": null
+                         *         },
+                         *         {
+                         *           "id": "builtin:idle-compute",
+                         *           "title": "Rightsize or stop idle compute",
+                         *           "service": null,
+                         *           "applies_to": {
+                         *             "detectors": [
+                         *               "finops.ec2_low_cpu",
+                         *               "finops.ec2_previous_generation",
+                         *               "finops.ec2_stopped_long"
+                         *             ],
+                         *             "resource_types": [
+                         *               "aws_ec2_instance",
+                         *               "aws_rds_db_instance"
+                         *             ],
+                         *             "alert_fingerprints": []
+                         *           },
+                         *           "steps": [
+                         *             "Check 30 days of CPU and connections with the owner: is the load seasonal (month-end batches)?",
+                         *             "Pick the next smaller (or current-generation) size that keeps peak CPU under 60 %.",
+                         *             "Change the type in the infrastructure code, not only in the console, so the change is not reverted."
+                         *           ],
+                         *           "source": "built_in",
+                         *           "created_by": null,
+                         *           "updated_at": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["RunbookList"];
                     };
                 };
@@ -4076,6 +4600,21 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "title": "Payments database failover",
+                     *       "service": "payments",
+                     *       "applies_to": {
+                     *         "resource_types": [
+                     *           "aws_db_instance"
+                     *         ]
+                     *       },
+                     *       "steps": [
+                     *         "Confirm the standby is in sync.",
+                     *         "Fail over with aws rds reboot-db-instance --force-failover."
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateRunbookBody"];
                 };
             };
@@ -4086,6 +4625,27 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "5c89803b-9b37-42ab-891b-9736e36a1722",
+                         *       "title": "Payments database failover",
+                         *       "service": "payments",
+                         *       "applies_to": {
+                         *         "detectors": [],
+                         *         "resource_types": [
+                         *           "aws_db_instance"
+                         *         ],
+                         *         "alert_fingerprints": []
+                         *       },
+                         *       "steps": [
+                         *         "Confirm the standby is in sync.",
+                         *         "Fail over with aws rds reboot-db-instance --force-failover."
+                         *       ],
+                         *       "created_by": "user:acme-cec1e1@example.com",
+                         *       "updated_at": "2026-11-24T23:02:20.445Z",
+                         *       "source": "tenant"
+                         *     }
+                         */
                         "application/json": components["schemas"]["Runbook"];
                     };
                 };
@@ -4164,6 +4724,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "plan": "data.aws_caller_identity.current: Reading...\naws_db_instance.prod: Refreshing state... [id=prod-payments-db]\naws_nat_gateway.use1a: Refreshing state... [id=nat-72c76fc739b80d956]\naws_ebs_volume.data: Refreshing state... [id=vol-aff93042cdef3fa83]\naws_security_group.web: Refreshing state... [id=sg-01aafac10bbec2271]\n\nNote: Objects have changed outside of Terraform\n\nTerraform detected the following changes made outside of Terraform since the\nlast \"terraform apply\" which may have affected this plan:\n\n  # aws_security_group.web has changed\n  ~ resource \"aws_security_group\" \"web\" {\n        id                     = \"sg-01aafac10bbec2271\"\n      ~ ingress                = [\n          + {\n              + cidr_blocks      = []\n              + description      = \"\"\n              + from_port        = 3389\n              + ipv6_cidr_blocks = [\n                  + \"::/0\",\n                ]\n              + prefix_list_ids  = []\n              + protocol         = \"tcp\"\n              + security_groups  = []\n              + self             = false\n              + to_port          = 3389\n            },\n            # (1 unchanged element hidden)\n        ]\n        name                   = \"sg-web\"\n        tags                   = {\n            \"Name\" = \"sg-web\"\n        }\n        # (6 unchanged attributes hidden)\n    }\n\n\nUnless you have made equivalent changes to your configuration, or ignored the\nrelevant attributes using ignore_changes, the following plan may include\nactions to undo or respond t…"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PlanReviewBody"];
                 };
             };
@@ -4174,6 +4739,247 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "overall_risk": "critical",
+                         *       "read_only": true,
+                         *       "plan_digest": "sha256:12931e8d27fe25b6f2b74469a915458d07b37bbc85a868d1089a85df9f01f4f4",
+                         *       "format": "text",
+                         *       "terraform_version": null,
+                         *       "summary": {
+                         *         "add": 3,
+                         *         "change": 2,
+                         *         "destroy": 2,
+                         *         "replace": 1,
+                         *         "read": 1,
+                         *         "import": 0,
+                         *         "move": 0,
+                         *         "forget": 0,
+                         *         "drift": 1,
+                         *         "terraform_summary": {
+                         *           "import": 0,
+                         *           "add": 3,
+                         *           "change": 2,
+                         *           "destroy": 2
+                         *         }
+                         *       },
+                         *       "cost": {
+                         *         "monthly_delta": 652.94,
+                         *         "currency": "USD",
+                         *         "priced": 5,
+                         *         "unpriced": []
+                         *       },
+                         *       "findings": {
+                         *         "fixes": [
+                         *           {
+                         *             "finding_id": "5f137a65-5904-4616-b516-8216d7d52ce4",
+                         *             "check_id": "sre.rds_single_az",
+                         *             "title": "RDS prod-payments-db has no standby: single-AZ in us-east-1a",
+                         *             "severity": "high",
+                         *             "address": "aws_db_instance.prod",
+                         *             "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *             "how": "changed"
+                         *           },
+                         *           {
+                         *             "finding_id": "c97b0f78-5ccb-47f5-897f-39e1b2ad2550",
+                         *             "check_id": "finops.ebs_gp2_to_gp3",
+                         *             "title": "Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month",
+                         *             "severity": "medium",
+                         *             "address": "aws_ebs_volume.data",
+                         *             "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-aff93042cdef3fa83",
+                         *             "how": "changed"
+                         *           },
+                         *           {
+                         *             "finding_id": "cb232ce7-0159-40ea-be10-33d851c09199",
+                         *             "check_id": "sre.nat_single_for_many_azs",
+                         *             "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
+                         *             "severity": "high",
+                         *             "address": "aws_nat_gateway.use1a",
+                         *             "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
+                         *             "how": "removed"
+                         *           }
+                         *         ],
+                         *         "introduces": [
+                         *           {
+                         *             "check_id": "security.sg_rdp_open",
+                         *             "title": "Security group open to the Internet on RDP (3389)",
+                         *             "severity": "high",
+                         *             "address": "aws_security_group_rule.app_rdp",
+                         *             "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-aa5dcf3a092a38624"
+                         *           }
+                         *         ]
+                         *       },
+                         *       "resources": [
+                         *         {
+                         *           "address": "data.aws_iam_policy_document.batch",
+                         *           "action": "read",
+                         *           "replace_order": null,
+                         *           "reason": "read_because_config_unknown",
+                         *           "replace_paths": [],
+                         *           "moved_from": null,
+                         *           "importing": null,
+                         *           "plan_ref": "L55-L69",
+                         *           "live": null,
+                         *           "protection": null,
+                         *           "dependents": null,
+                         *           "monthly_cost_before": null,
+                         *           "monthly_cost_after": null
+                         *         },
+                         *         {
+                         *           "address": "aws_db_instance.prod",
+                         *           "action": "replace",
+                         *           "replace_order": "delete_first",
+                         *           "reason": "replace_because_cannot_update",
+                         *           "replace_paths": [
+                         *             "identifier"
+                         *           ],
+                         *           "moved_from": null,
+                         *           "importing": null,
+                         *           "plan_ref": "L71-L84",
+                         *           "live": {
+                         *             "id": "93a2756c-f4ff-4e65-8a96-c39565f169c6",
+                         *             "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *             "type": "aws_rds_db_instance",
+                         *             "native_id": "prod-payments-db",
+                         *             "name": "prod-payments-db",
+                         *             "matched_by": "arn"
+                         *           },
+                         *           "protection": {
+                         *             "deletion_protection": false,
+                         *             "multi_az": false,
+                         *             "backup_retention_days": 0,
+                         *             "latest_snapshot_at": null
+                         *           },
+                         *           "dependents": {
+                         *             "total": 5,
+                         *             "by_depth": {
+                         *               "1": 3,
+                         *               "2": 1,
+                         *               "3": 1
+                         *             },
+                         *             "items": [
+                         *               {
+                         *                 "id": "abc141b4-a68b-496e-8d2b-f0ffc48e5e38",
+                         *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-7d4ed62c09e0ccd28",
+                         *                 "type": "aws_ec2_instance",
+                         *                 "native_id": "i-7d4ed62c09e0ccd28",
+                         *                 "name": "checkout-api-3",
+                         *                 "depth": 1,
+                         *                 "via": "depends-on",
+                         *                 "impact": "fails"
+                         *               },
+                         *               {
+                         *                 "id": "0e1b7386-53fa-481b-b78a-fa374ec4b4af",
+                         *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-928255e706913535f",
+                         *                 "type": "aws_ec2_instance",
+                         *                 "native_id": "i-928255e706913535f",
+                         *                 "name": "checkout-api-2",
+                         *                 "depth": 1,
+                         *                 "via": "depends-on",
+                         *                 "impact": "fails"
+                         *               },
+                         *               {
+                         *                 "id": "f5fbfc28-8f11-4e37-a4a6-c58b96a86530",
+                         *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-9a3b4cc3677e18853",
+                         *                 "type": "aws_ec2_instance",
+                         *                 "native_id": "i-9a3b4cc3677e18853",
+                         *                 "name": "checkout-api-1",
+                         *                 "depth": 1,
+                         *                 "via": "depends-on",
+                         *                 "impact": "fails"
+                         *               }
+                         *             ]
+                         *           },
+                         *           "monthly_cost_before": 147.83,
+                         *           "monthly_cost_after": 295.66
+                         *         },
+                         *         {
+                         *           "address": "aws_ebs_volume.data",
+                         *           "action": "update",
+                         *           "replace_order": null,
+                         *           "reason": null,
+                         *           "replace_paths": [],
+                         *           "moved_from": null,
+                         *           "importing": null,
+                         *           "plan_ref": "L86-L95",
+                         *           "live": {
+                         *             "id": "bad2ad3c-ffa3-4b14-a8c9-6194753b74dc",
+                         *             "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-aff93042cdef3fa83",
+                         *             "type": "aws_ebs_volume",
+                         *             "native_id": "vol-aff93042cdef3fa83",
+                         *             "name": "analytics-data",
+                         *             "matched_by": "native_id"
+                         *           },
+                         *           "protection": null,
+                         *           "dependents": null,
+                         *           "monthly_cost_before": 153.6,
+                         *           "monthly_cost_after": 130.92
+                         *         }
+                         *       ],
+                         *       "annotations": [
+                         *         {
+                         *           "risk": "critical",
+                         *           "category": "destructive",
+                         *           "address": "aws_db_instance.prod",
+                         *           "title": "Replaces prod-payments-db (aws_rds_db_instance)",
+                         *           "detail": "The plan replaces (destroys first, then creates) arn:aws:rds:us-east-1:533297907419:db:prod-payments-db; forced by identifier. Live: 5 live dependents (3 at depth 1, 1 at depth 2, 1 at depth 3): checkout-api-3, checkout-api-2, checkout-api-1, checkout-tg, checkout-alb; deletion protection is off; single-AZ; automated backups are off (retention 0); no snapshot in the inventory.",
+                         *           "citations": [
+                         *             {
+                         *               "kind": "plan_line",
+                         *               "ref": "L71-L84"
+                         *             },
+                         *             {
+                         *               "kind": "resource",
+                         *               "ref": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db"
+                         *             },
+                         *             {
+                         *               "kind": "resource",
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:instance/i-7d4ed62c09e0ccd28"
+                         *             }
+                         *           ]
+                         *         },
+                         *         {
+                         *           "risk": "critical",
+                         *           "category": "destructive",
+                         *           "address": "aws_nat_gateway.use1a",
+                         *           "title": "Destroys prod-nat-1a (aws_vpc_nat_gateway)",
+                         *           "detail": "The plan destroys arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956. Live: 36 live dependents (1 at depth 1, 3 at depth 2, 32 at depth 3): prod-private, prod-private-b, prod-private-a, prod-private-c, web-01, batch-worker-10, web-03, analytics-01, ….",
+                         *           "citations": [
+                         *             {
+                         *               "kind": "plan_line",
+                         *               "ref": "L129-L142"
+                         *             },
+                         *             {
+                         *               "kind": "resource",
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956"
+                         *             },
+                         *             {
+                         *               "kind": "resource",
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-92b190b88348b9bb3"
+                         *             }
+                         *           ]
+                         *         },
+                         *         {
+                         *           "risk": "high",
+                         *           "category": "security",
+                         *           "address": "aws_security_group_rule.app_rdp",
+                         *           "title": "Introduces: Security group open to the Internet on RDP (3389)",
+                         *           "detail": "The detector security.sg_rdp_open would report sg-checkout-app once this plan is applied (the rule applies to the live group).",
+                         *           "citations": [
+                         *             {
+                         *               "kind": "plan_line",
+                         *               "ref": "L170-L185"
+                         *             },
+                         *             {
+                         *               "kind": "resource",
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-aa5dcf3a092a38624"
+                         *             }
+                         *           ]
+                         *         }
+                         *       ],
+                         *       "warnings": []
+                         *     }
+                         */
                         "application/json": components["schemas"]["PlanReviewResult"];
                     };
                 };
@@ -4300,7 +5106,7 @@ export type paths = {
                          *         "at_risk": 35,
                          *         "critical": 9
                          *       },
-                         *       "last_scan_at": "2026-11-24T22:34:15.056Z"
+                         *       "last_scan_at": "2026-11-24T23:02:16.800Z"
                          *     }
                          */
                         "application/json": components["schemas"]["GraphSummary"];
@@ -4368,7 +5174,7 @@ export type paths = {
                          * @example {
                          *       "results": [
                          *         {
-                         *           "id": "d5f0dfec-5792-4450-8749-9ca60c51841c",
+                         *           "id": "d9175783-10b8-46b5-a653-6c7c5e880e16",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *           "native_id": "nat-805c64d92ad7a057c",
                          *           "type": "aws_vpc_nat_gateway",
@@ -4378,7 +5184,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "bb094ab3-e0c4-4ba2-8586-e8c5f01c8329",
+                         *           "id": "010cb4a6-fafd-45e0-93e8-4403cb46f978",
                          *           "arn": "arn:aws:cloudwatch:us-east-1:533297907419:alarm:prod-apps-us-east-1-nat-a-errors",
                          *           "native_id": "prod-apps-us-east-1-nat-a-errors",
                          *           "type": "aws_cloudwatch_alarm",
@@ -4388,7 +5194,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "93ecd3c9-1e84-4764-b299-8108c01992a3",
+                         *           "id": "19144dcd-9588-4faa-b5b5-dec1ef0e937a",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-622aa5f9d54779a56",
                          *           "native_id": "nat-622aa5f9d54779a56",
                          *           "type": "aws_vpc_nat_gateway",
@@ -4473,7 +5279,7 @@ export type paths = {
                         /**
                          * @example {
                          *       "resource": {
-                         *         "id": "d5f0dfec-5792-4450-8749-9ca60c51841c",
+                         *         "id": "d9175783-10b8-46b5-a653-6c7c5e880e16",
                          *         "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *         "native_id": "nat-805c64d92ad7a057c",
                          *         "type": "aws_vpc_nat_gateway",
@@ -4484,7 +5290,7 @@ export type paths = {
                          *       "depth": 2,
                          *       "impacted": [
                          *         {
-                         *           "id": "7b05df46-3506-4f3b-8f7e-bf0ffd895b95",
+                         *           "id": "c69e2e65-1470-4831-a270-60277c5fa994",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-fb46d84e6fd4ab735",
                          *           "native_id": "rtb-fb46d84e6fd4ab735",
                          *           "type": "aws_vpc_route_table",
@@ -4496,8 +5302,8 @@ export type paths = {
                          *             "routes-to"
                          *           ],
                          *           "path": [
-                         *             "d5f0dfec-5792-4450-8749-9ca60c51841c",
-                         *             "7b05df46-3506-4f3b-8f7e-bf0ffd895b95"
+                         *             "d9175783-10b8-46b5-a653-6c7c5e880e16",
+                         *             "c69e2e65-1470-4831-a270-60277c5fa994"
                          *           ],
                          *           "sources": [
                          *             "config"
@@ -4505,7 +5311,7 @@ export type paths = {
                          *           "impact": "fails"
                          *         },
                          *         {
-                         *           "id": "8f20d9a4-30a3-4792-9f00-d6deaba30915",
+                         *           "id": "fd309cc8-427c-4367-b8d4-7c62ffb59d93",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-046064c954d7d59f4",
                          *           "native_id": "subnet-046064c954d7d59f4",
                          *           "type": "aws_vpc_subnet",
@@ -4518,9 +5324,9 @@ export type paths = {
                          *             "depends-on"
                          *           ],
                          *           "path": [
-                         *             "d5f0dfec-5792-4450-8749-9ca60c51841c",
-                         *             "7b05df46-3506-4f3b-8f7e-bf0ffd895b95",
-                         *             "8f20d9a4-30a3-4792-9f00-d6deaba30915"
+                         *             "d9175783-10b8-46b5-a653-6c7c5e880e16",
+                         *             "c69e2e65-1470-4831-a270-60277c5fa994",
+                         *             "fd309cc8-427c-4367-b8d4-7c62ffb59d93"
                          *           ],
                          *           "sources": [
                          *             "config",
@@ -4619,7 +5425,7 @@ export type paths = {
                          * @example {
                          *       "resources": [
                          *         {
-                         *           "id": "ead749b5-2187-44e0-8bdf-72ae77180da1",
+                         *           "id": "3dcce427-5e9e-4ae4-92c9-d8012e03ac94",
                          *           "arn": "arn:aws:iam::486733636442:root",
                          *           "native_id": "486733636442",
                          *           "type": "aws_account",
@@ -4637,7 +5443,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "370bc067-01f3-4674-aadc-6701af84e5d7",
+                         *           "id": "abe2c8fa-f6c2-4bf2-a51f-06eb9ad4a41f",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *           "native_id": "i-24c1986e227684136",
                          *           "type": "aws_ec2_instance",
@@ -4655,7 +5461,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "eaefb137-7d6d-4c94-8892-ea69e410b102",
+                         *           "id": "dcc2c508-3c2c-4ce1-a692-84af4d685881",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *           "native_id": "i-5d53365e4b144a68a",
                          *           "type": "aws_ec2_instance",
@@ -4760,7 +5566,7 @@ export type paths = {
                          *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f; S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive.",
                          *           "resources": [
                          *             {
-                         *               "id": "34a00888-5070-4933-924e-2c06b1ed5bd6",
+                         *               "id": "ca75832f-7bad-4cf5-ab04-ddd30652d8db",
                          *               "arn": "arn:aws:s3:::acme-customer-exports-f5bd9f",
                          *               "native_id": "acme-customer-exports-f5bd9f",
                          *               "type": "aws_s3_bucket",
@@ -4769,7 +5575,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "eaefb137-7d6d-4c94-8892-ea69e410b102",
+                         *               "id": "dcc2c508-3c2c-4ce1-a692-84af4d685881",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -4778,7 +5584,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "59cfd83e-9599-4068-99b5-7f2f707cb083",
+                         *               "id": "83ebe510-8a68-4f2c-825b-96f7e3ad460b",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-4bcdfa21113276f37",
                          *               "native_id": "sg-4bcdfa21113276f37",
                          *               "type": "aws_vpc_security_group",
@@ -4788,9 +5594,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "9405349c-0800-44ae-be16-0d7a2a29a3ff",
-                         *             "959e02ae-80e2-4872-b844-d6c2913fd7fc",
-                         *             "9ef8ce14-03dc-439e-9414-5cc35183fa06"
+                         *             "1b20754a-d0e5-4f65-bb6a-f4aa4565f125",
+                         *             "5dfd0749-6b22-46d2-bb7e-e614cf499b45",
+                         *             "a808586c-e41b-42e5-8be5-82523bceefa1"
                          *           ]
                          *         },
                          *         {
@@ -4799,10 +5605,10 @@ export type paths = {
                          *           "basis": "exposed_instance_unprotected_data",
                          *           "title": "Internet-exposed legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) reach prod-payments-db",
                          *           "severity": "critical",
-                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS prod-payments-db has no standby: single-AZ in us-east-1a; No automated backups for RDS prod-payments-db (retention 0 days); Deletion protection off on RDS prod-payments-db; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it.",
+                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; RDS prod-payments-db has no standby: single-AZ in us-east-1a; No automated backups for RDS prod-payments-db (retention 0 days); Deletion protection off on RDS prod-payments-db; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it.",
                          *           "resources": [
                          *             {
-                         *               "id": "c7cd93fe-9f57-4702-9b49-91e49eedd2f0",
+                         *               "id": "93a2756c-f4ff-4e65-8a96-c39565f169c6",
                          *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *               "native_id": "prod-payments-db",
                          *               "type": "aws_rds_db_instance",
@@ -4811,7 +5617,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "370bc067-01f3-4674-aadc-6701af84e5d7",
+                         *               "id": "abe2c8fa-f6c2-4bf2-a51f-06eb9ad4a41f",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *               "native_id": "i-24c1986e227684136",
                          *               "type": "aws_ec2_instance",
@@ -4820,7 +5626,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "eaefb137-7d6d-4c94-8892-ea69e410b102",
+                         *               "id": "dcc2c508-3c2c-4ce1-a692-84af4d685881",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -4830,9 +5636,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "2eabcc98-cc36-4a50-842b-e4f0c211bc30",
-                         *             "79a63708-c3f0-4a39-8fe7-da01f1329096",
-                         *             "8925a22d-feb1-41dc-9509-4b6827ee6c98"
+                         *             "1b20754a-d0e5-4f65-bb6a-f4aa4565f125",
+                         *             "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *             "5dfd0749-6b22-46d2-bb7e-e614cf499b45"
                          *           ]
                          *         },
                          *         {
@@ -4844,7 +5650,7 @@ export type paths = {
                          *           "reason": "sessions-cache has automatic failover disabled: its primary is a single point of failure. If sessions-cache fails, checkout-alb (app/checkout-alb/ded6f00c37ae5530) loses every working path (through routes-to, targets, depends-on).",
                          *           "resources": [
                          *             {
-                         *               "id": "3772be4e-cb8f-4c58-9bf3-bdb2803812ec",
+                         *               "id": "46ac02b1-187c-4934-afdb-3a863ac2ddee",
                          *               "arn": "arn:aws:elasticache:us-east-1:533297907419:replicationgroup:sessions-cache",
                          *               "native_id": "sessions-cache",
                          *               "type": "aws_elasticache_replication_group",
@@ -4853,7 +5659,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "4cb42f6a-ccea-4d9d-9c03-bbdac0c0d408",
+                         *               "id": "f2104e82-350f-457f-b7d6-936d747901c6",
                          *               "arn": "arn:aws:elasticloadbalancing:us-east-1:533297907419:loadbalancer/app/checkout-alb/ded6f00c37ae5530",
                          *               "native_id": "app/checkout-alb/ded6f00c37ae5530",
                          *               "type": "aws_ec2_application_load_balancer",
@@ -4863,7 +5669,7 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "5c300ad4-6e18-405e-89e9-3e10b6c55e3b"
+                         *             "08261a75-c296-41c0-b609-45c88fa8e58e"
                          *           ]
                          *         }
                          *       ]
@@ -4938,7 +5744,7 @@ export type paths = {
                          *       },
                          *       "added": [
                          *         {
-                         *           "id": "5b98f473-ac05-4cc6-9c89-3a9ecb3f23c0",
+                         *           "id": "77980c8a-2293-4fd9-99df-bd6da7993aa1",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
                          *           "native_id": "eipalloc-0fde771dfcc4ccbcb",
                          *           "type": "aws_vpc_eip",
@@ -4952,7 +5758,7 @@ export type paths = {
                          *       ],
                          *       "removed": [
                          *         {
-                         *           "id": "421dfd5d-865a-49bd-8500-76ccd2c8eeff",
+                         *           "id": "cdb97474-b130-4a12-8b4e-23507892b561",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
                          *           "native_id": "vol-d15340a3c1ddd36dd",
                          *           "type": "aws_ebs_volume",
@@ -4966,7 +5772,7 @@ export type paths = {
                          *       ],
                          *       "changed": [
                          *         {
-                         *           "id": "48050a97-d6b1-426b-b4c5-5c244bba79b2",
+                         *           "id": "264e0f80-7a8f-4752-8d14-50ef4faf7d22",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
                          *           "native_id": "i-900314533944af883",
                          *           "type": "aws_ec2_instance",
@@ -4990,7 +5796,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "c7cd93fe-9f57-4702-9b49-91e49eedd2f0",
+                         *           "id": "93a2756c-f4ff-4e65-8a96-c39565f169c6",
                          *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *           "native_id": "prod-payments-db",
                          *           "type": "aws_rds_db_instance",
@@ -5009,7 +5815,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "f3a75538-4911-4401-b6cd-455f3a6434e5",
+                         *           "id": "d991a0bf-4a7e-4b8c-a5c4-880c7ad07f11",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
                          *           "native_id": "sg-01aafac10bbec2271",
                          *           "type": "aws_vpc_security_group",
@@ -5147,10 +5953,10 @@ export type paths = {
                         /**
                          * @example {
                          *       "status": "ready",
-                         *       "last_run_at": "2026-11-24T22:34:15.182Z",
+                         *       "last_run_at": "2026-11-24T23:02:16.876Z",
                          *       "scenarios": 39,
                          *       "findings": 5,
-                         *       "snapshot_id": "14bdb64a-da89-42ed-867b-33f5e7b2a183"
+                         *       "snapshot_id": "cc8b313c-629a-4326-a889-5ff6b3dfc717"
                          *     }
                          */
                         "application/json": components["schemas"]["ResilienceStatus"];
@@ -5234,7 +6040,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
+                         *               "id": "a41be01d-d044-4c45-a2f9-604ed45565d9",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *               "name": "prod-nat-1a",
                          *               "type": "aws_vpc_nat_gateway",
@@ -5245,12 +6051,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "98911c3a-9c51-4216-862b-7be83e154dab",
+                         *               "id": "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-92b190b88348b9bb3",
                          *               "name": "prod-private",
                          *               "path": [
-                         *                 "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
-                         *                 "98911c3a-9c51-4216-862b-7be83e154dab"
+                         *                 "a41be01d-d044-4c45-a2f9-604ed45565d9",
+                         *                 "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4"
                          *               ],
                          *               "type": "aws_vpc_route_table",
                          *               "region": "us-east-1",
@@ -5258,13 +6064,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "b44891f2-6c02-49e6-a382-ef57ad774dfe",
+                         *               "id": "32631975-fd8b-477a-a9bd-938018c21d63",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-361e68ad12e3df5fd",
                          *               "name": "prod-private-b",
                          *               "path": [
-                         *                 "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
-                         *                 "98911c3a-9c51-4216-862b-7be83e154dab",
-                         *                 "b44891f2-6c02-49e6-a382-ef57ad774dfe"
+                         *                 "a41be01d-d044-4c45-a2f9-604ed45565d9",
+                         *                 "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4",
+                         *                 "32631975-fd8b-477a-a9bd-938018c21d63"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -5272,13 +6078,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "6dcc4e2d-23ae-479b-bd80-0c067d47ead2",
+                         *               "id": "71bafe29-c025-48a3-bea5-b92e42deb0be",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-823a4ada0b92019be",
                          *               "name": "prod-private-a",
                          *               "path": [
-                         *                 "9fd4ffd9-46c3-457d-8a93-6e3ca82ebc90",
-                         *                 "98911c3a-9c51-4216-862b-7be83e154dab",
-                         *                 "6dcc4e2d-23ae-479b-bd80-0c067d47ead2"
+                         *                 "a41be01d-d044-4c45-a2f9-604ed45565d9",
+                         *                 "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4",
+                         *                 "71bafe29-c025-48a3-bea5-b92e42deb0be"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -5301,11 +6107,11 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "ae72ce59-ff67-4512-93cc-52be7043d863",
+                         *               "id": "ee2513a1-992f-43ba-96e0-b03b3be6ce65",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:13aff391-3839-23cc-d3f7-ec3f6d42d7c4:autoScalingGroupName/checkout-asg",
                          *               "name": "checkout-asg",
                          *               "path": [
-                         *                 "ae72ce59-ff67-4512-93cc-52be7043d863"
+                         *                 "ee2513a1-992f-43ba-96e0-b03b3be6ce65"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -5313,11 +6119,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "d177385d-8f67-4422-b97f-9a21fbb47220",
+                         *               "id": "83c746d4-d1da-4473-975e-10c80496f8ea",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:419c3651-6638-0cbd-0693-b6b0469009fe:autoScalingGroupName/batch-asg",
                          *               "name": "batch-asg",
                          *               "path": [
-                         *                 "d177385d-8f67-4422-b97f-9a21fbb47220"
+                         *                 "83c746d4-d1da-4473-975e-10c80496f8ea"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -5325,11 +6131,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0",
+                         *               "id": "3c4801c6-a8b2-4739-81c8-bb521cfef766",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0"
+                         *                 "3c4801c6-a8b2-4739-81c8-bb521cfef766"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -5349,7 +6155,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "9a6afc62-1e45-4571-a82f-0ee48f418c6e",
+                         *               "id": "138cc4d1-a79f-4f74-be78-c3dcbc12c9c3",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *               "name": "job-scheduler-1",
                          *               "type": "aws_ec2_instance",
@@ -5360,12 +6166,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0",
+                         *               "id": "3c4801c6-a8b2-4739-81c8-bb521cfef766",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "9a6afc62-1e45-4571-a82f-0ee48f418c6e",
-                         *                 "b4d4c13e-cdad-4c34-9714-bc0e3fe438f0"
+                         *                 "138cc4d1-a79f-4f74-be78-c3dcbc12c9c3",
+                         *                 "3c4801c6-a8b2-4739-81c8-bb521cfef766"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -5454,8 +6260,8 @@ export type paths = {
                 content: {
                     /**
                      * @example {
-                     *       "email": "acme-fde4c7@example.com",
-                     *       "password": "pw-26e08ea422e8"
+                     *       "email": "acme-cec1e1@example.com",
+                     *       "password": "pw-47e53ccac747"
                      *     }
                      */
                     "application/json": {
@@ -5480,13 +6286,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
-                         *         "email": "acme-fde4c7@example.com",
-                         *         "name": "acme-fde4c7",
+                         *         "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *         "email": "acme-cec1e1@example.com",
+                         *         "name": "acme-cec1e1",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "054f15a9-faf7-48a9-8f4a-0f10f5dcd569",
+                         *         "id": "e51874d6-de29-44ed-b130-698f284ac9fc",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -5574,13 +6380,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "86d597c4-ab7b-4580-aca2-f9e3f4fb5fdb",
-                         *         "email": "acme-fde4c7@example.com",
-                         *         "name": "acme-fde4c7",
+                         *         "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *         "email": "acme-cec1e1@example.com",
+                         *         "name": "acme-cec1e1",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "054f15a9-faf7-48a9-8f4a-0f10f5dcd569",
+                         *         "id": "e51874d6-de29-44ed-b130-698f284ac9fc",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
