@@ -365,16 +365,19 @@ describe('graph health', () => {
     expect(summary.body.health).toEqual(tot);
   });
   it('a node with an open critical finding is critical; status filters', async () => {
-    const crit = await sql<{ resource_id: string }>`select distinct f.resource_id from findings f
-      where f.tenant_id = ${a.tenant.id} and f.status = 'open' and f.severity = 'critical'
-      and f.resource_id is not null`
-      .execute(t.db)
-      .catch(() => ({ rows: [] as { resource_id: string }[] }));
+    // independently: live resources named by an open critical finding
+    const crit = await sql<{ resource_id: string }>`select distinct r.id as resource_id
+      from findings f join finding_resources fr on fr.finding_id = f.id
+      join resources r on r.tenant_id = f.tenant_id and r.arn = fr.arn and r.deleted_at is null
+      where f.tenant_id = ${a.tenant.id} and f.status = 'open' and f.severity = 'critical'`.execute(t.db);
     const res = await get('/api/v1/graph/health?status=critical&limit=500');
     expect(res.status).toBe(200);
     for (const r of res.body.resources) expect(r.health).toBe('critical');
     const critIds = res.body.resources.map((r: any) => r.id);
     for (const row of crit.rows) expect(critIds).toContain(row.resource_id);
+    const critSet = new Set(crit.rows.map((r) => r.resource_id));
+    for (const r of res.body.resources)
+      if (critSet.has(r.id)) expect(r.open_findings.critical, r.id).toBeGreaterThan(0);
     expect(res.body.resources.length).toBe(Math.min(500, res.body.totals.critical));
   });
   it('paging: offset skips, limit bounds', async () => {
@@ -509,6 +512,20 @@ describe('graph risks', () => {
   });
 });
 
+/** Every item of a drift answer happened inside its window. */
+function expectInWindow(body: any) {
+  const from = Date.parse(body.window.from);
+  const to = Date.parse(body.window.to);
+  for (const list of ['added', 'removed', 'changed'])
+    for (const item of body[list]) {
+      const at = Date.parse(item.at);
+      expect(
+        at >= from && at <= to,
+        `${list} ${item.id} at ${item.at} in ${JSON.stringify(body.window)}`,
+      ).toBe(true);
+    }
+}
+
 describe('graph drift', () => {
   it('window shape: days default 7; days=N; since/until', async () => {
     const def = await get('/api/v1/graph/drift');
@@ -516,11 +533,13 @@ describe('graph drift', () => {
     for (const k of ['window', 'added', 'removed', 'changed']) expect(def.body).toHaveProperty(k);
     const span = Date.parse(def.body.window.to) - Date.parse(def.body.window.from);
     expect(Math.abs(span - 7 * 86_400_000)).toBeLessThan(120_000);
-    // the window of `days=N` ends now (the last N days)
+    // the window of `days=N` covers the latest observation of the environment (its last snapshot)
+    const last = await sql<{ at: Date }>`select max(observed_at) as at from inventory_snapshots
+      where tenant_id = ${a.tenant.id}`.execute(t.db);
     expect(
-      Math.abs(Date.parse(def.body.window.to) - Date.now()),
-      `window ${JSON.stringify(def.body.window)} at ${new Date().toISOString()}`,
-    ).toBeLessThan(120_000);
+      Date.parse(def.body.window.to),
+      `window ${JSON.stringify(def.body.window)}, last snapshot ${last.rows[0]!.at.toISOString()}`,
+    ).toBeGreaterThanOrEqual(last.rows[0]!.at.getTime());
     const d30 = await get('/api/v1/graph/drift?days=30');
     expect(d30.status).toBe(200);
     const s30 = Date.parse(d30.body.window.to) - Date.parse(d30.body.window.from);
@@ -559,6 +578,7 @@ describe('graph drift', () => {
   it('shows the seeded drift of the first scan: changed fields with before/after and an actor', async () => {
     const res = await get('/api/v1/graph/drift?days=90');
     expect(res.status).toBe(200);
+    expectInWindow(res.body);
     for (const list of ['added', 'removed', 'changed'])
       for (const item of res.body[list]) {
         expectNode(item);
@@ -668,6 +688,7 @@ describe('drift after demo advance', () => {
     expect(addedIds.length + removedIds.length, 'advance changed the inventory').toBeGreaterThan(0);
     const res = await get('/api/v1/graph/drift?days=1');
     expect(res.status).toBe(200);
+    expectInWindow(res.body);
     const added = res.body.added.map((x: any) => x.id);
     const removed = res.body.removed.map((x: any) => x.id);
     for (const id of addedIds) expect(added).toContain(id);
