@@ -380,6 +380,19 @@ describe('graph health', () => {
       if (critSet.has(r.id)) expect(r.open_findings.critical, r.id).toBeGreaterThan(0);
     expect(res.body.resources.length).toBe(Math.min(500, res.body.totals.critical));
   });
+  it('health rolls up along dependencies: what depends on an unhealthy node is not healthy', async () => {
+    const db = await prodDb(a.tenant.id);
+    const all = await get('/api/v1/graph/health?limit=500');
+    const nodes = (await live(a.tenant.id)).length;
+    expect(nodes).toBeLessThanOrEqual(500);
+    const health = new Map<string, string>(all.body.resources.map((r: any) => [r.id, r.health]));
+    expect(health.size).toBe(nodes);
+    const dbHealth = health.get(db.id);
+    expect(dbHealth, 'the production database has open findings').not.toBe('healthy');
+    const blast = await get(`/api/v1/graph/blast-radius/${db.id}?depth=1`);
+    expect(blast.body.impacted.length).toBeGreaterThan(0);
+    for (const i of blast.body.impacted) expect(health.get(i.id), `${i.type} ${i.id}`).not.toBe('healthy');
+  });
   it('paging: offset skips, limit bounds', async () => {
     const all = await get('/api/v1/graph/health?limit=10&offset=0');
     const next = await get('/api/v1/graph/health?limit=5&offset=5');
