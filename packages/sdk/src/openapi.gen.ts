@@ -70,19 +70,19 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
-                         *         "email": "acme-cec1e1@example.com",
-                         *         "name": "acme-cec1e1",
+                         *         "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *         "email": "acme-dab8ab@example.com",
+                         *         "name": "acme-dab8ab",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "e51874d6-de29-44ed-b130-698f284ac9fc",
+                         *         "id": "932fb02f-ac84-40b0-ac68-0a3f8733efe7",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
                          *       },
                          *       "token": {
-                         *         "id": "c364a2ab-8335-45d1-94e1-78e3c5d7e865",
+                         *         "id": "c2042146-50b0-4883-aeb3-e6ee4c033cfb",
                          *         "scope": "read_write",
                          *         "expires_at": null
                          *       }
@@ -300,33 +300,33 @@ export type paths = {
                          * @example {
                          *       "tokens": [
                          *         {
-                         *           "id": "82939c7a-6efd-4e59-846c-38e4d641deb7",
+                         *           "id": "ac0af118-dfed-428f-89e4-f835dbbe35f1",
                          *           "name": "deploy-bot",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_u3JzrU2-",
-                         *           "created_at": "2026-11-24T23:02:17.541Z",
-                         *           "expires_at": "2026-12-24T23:02:17.541Z",
+                         *           "token_hint": "opsi_ruX3D3gA",
+                         *           "created_at": "2026-11-24T23:18:05.932Z",
+                         *           "expires_at": "2026-12-24T23:18:05.932Z",
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "5da042bc-a9c6-451b-bd27-c25c325c1688",
+                         *           "id": "fa50e880-4bc5-42e7-93b4-95dec33eee34",
                          *           "name": "old-laptop",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_5g1x1VnS",
-                         *           "created_at": "2026-11-24T23:02:17.347Z",
+                         *           "token_hint": "opsi_VNj-fmwV",
+                         *           "created_at": "2026-11-24T23:18:05.570Z",
                          *           "expires_at": null,
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "c364a2ab-8335-45d1-94e1-78e3c5d7e865",
+                         *           "id": "c2042146-50b0-4883-aeb3-e6ee4c033cfb",
                          *           "name": "ci-pipeline",
                          *           "scope": "read_write",
-                         *           "token_hint": "opsi_VuiLAep2",
-                         *           "created_at": "2026-11-24T23:02:16.900Z",
+                         *           "token_hint": "opsi_ZOLTdFXM",
+                         *           "created_at": "2026-11-24T23:18:04.809Z",
                          *           "expires_at": null,
-                         *           "last_used_at": "2026-11-24T23:02:17.218Z",
+                         *           "last_used_at": "2026-11-24T23:18:05.326Z",
                          *           "revoked_at": null
                          *         }
                          *       ]
@@ -388,12 +388,12 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "82939c7a-6efd-4e59-846c-38e4d641deb7",
+                         *       "id": "ac0af118-dfed-428f-89e4-f835dbbe35f1",
                          *       "name": "deploy-bot",
                          *       "scope": "read",
-                         *       "token_hint": "opsi_u3JzrU2-",
-                         *       "created_at": "2026-11-24T23:02:17.541Z",
-                         *       "expires_at": "2026-12-24T23:02:17.541Z",
+                         *       "token_hint": "opsi_ruX3D3gA",
+                         *       "created_at": "2026-11-24T23:18:05.932Z",
+                         *       "expires_at": "2026-12-24T23:18:05.932Z",
                          *       "token": "opsi_EXAMPLExEXAMPLExEXAMPLExEXAMPLExEXAMPLExEXA"
                          *     }
                          */
@@ -543,11 +543,11 @@ export type paths = {
                          * @example {
                          *       "members": [
                          *         {
-                         *           "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
-                         *           "email": "acme-cec1e1@example.com",
-                         *           "name": "acme-cec1e1",
+                         *           "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *           "email": "acme-dab8ab@example.com",
+                         *           "name": "acme-dab8ab",
                          *           "role": "owner",
-                         *           "created_at": "2026-11-24T23:02:12.604Z"
+                         *           "created_at": "2026-11-24T23:17:59.106Z"
                          *         }
                          *       ]
                          *     }
@@ -612,64 +612,64 @@ export type paths = {
                          * @example {
                          *       "entries": [
                          *         {
-                         *           "id": "58a761ad-9366-4c95-992b-9abb3219e523",
+                         *           "id": "aecaafe0-ea98-4b69-a727-633ab53d7a11",
                          *           "seq": 4,
-                         *           "at": "2026-11-24T23:02:17.640Z",
+                         *           "at": "2026-11-24T23:18:06.078Z",
                          *           "actor": {
-                         *             "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *             "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
                          *             "type": "user",
-                         *             "email": "acme-cec1e1@example.com",
-                         *             "token_id": "c364a2ab-8335-45d1-94e1-78e3c5d7e865"
+                         *             "email": "acme-dab8ab@example.com",
+                         *             "token_id": "c2042146-50b0-4883-aeb3-e6ee4c033cfb"
                          *           },
                          *           "action": "token.revoked",
                          *           "target_type": "api_token",
-                         *           "target_id": "5da042bc-a9c6-451b-bd27-c25c325c1688",
+                         *           "target_id": "fa50e880-4bc5-42e7-93b4-95dec33eee34",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "self": false
                          *           },
-                         *           "prev_hash": "e6a50c3f65fd727720ec9206e07a9727f7a88e090ca04eff7bbb892883cb8371",
-                         *           "hash": "f7332ce166f6ab816526837c4afe0add2965f54dac7a64c7f44d4bb7f311fb6b"
+                         *           "prev_hash": "f53f19f5f9afe5fbc930f4f85564449170e1bce0ef3da85dbeb5f8401cadf985",
+                         *           "hash": "9da79698531670e2167ef3fdfefe8ace4ea9a06537726e50b193fbadb38d4f24"
                          *         },
                          *         {
-                         *           "id": "60709005-5945-4b7f-b749-6d89dc3c458d",
+                         *           "id": "0705a582-7fe5-4bc8-829b-0c1f1c52f143",
                          *           "seq": 3,
-                         *           "at": "2026-11-24T23:02:17.546Z",
+                         *           "at": "2026-11-24T23:18:05.963Z",
                          *           "actor": {
-                         *             "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *             "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
                          *             "type": "user",
-                         *             "email": "acme-cec1e1@example.com"
+                         *             "email": "acme-dab8ab@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "82939c7a-6efd-4e59-846c-38e4d641deb7",
+                         *           "target_id": "ac0af118-dfed-428f-89e4-f835dbbe35f1",
                          *           "details": {
                          *             "name": "deploy-bot",
                          *             "scope": "read",
-                         *             "expires_at": "2026-12-24T23:02:17.541Z"
+                         *             "expires_at": "2026-12-24T23:18:05.932Z"
                          *           },
-                         *           "prev_hash": "8958ac02972717020a7eae3fbb0c27a0d2edeae3883e6ea858cb379d1dc50e81",
-                         *           "hash": "e6a50c3f65fd727720ec9206e07a9727f7a88e090ca04eff7bbb892883cb8371"
+                         *           "prev_hash": "fb320a6100efbee0e6a8ac92116ec1e71bad2f9391663e1498fee64c73a5bb75",
+                         *           "hash": "f53f19f5f9afe5fbc930f4f85564449170e1bce0ef3da85dbeb5f8401cadf985"
                          *         },
                          *         {
-                         *           "id": "7aff061f-f1b6-4bc6-929a-e752f947b197",
+                         *           "id": "8df268a9-6907-490d-80d3-f7ab3e3bfa85",
                          *           "seq": 2,
-                         *           "at": "2026-11-24T23:02:17.363Z",
+                         *           "at": "2026-11-24T23:18:05.581Z",
                          *           "actor": {
-                         *             "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
+                         *             "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
                          *             "type": "user",
-                         *             "email": "acme-cec1e1@example.com"
+                         *             "email": "acme-dab8ab@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "5da042bc-a9c6-451b-bd27-c25c325c1688",
+                         *           "target_id": "fa50e880-4bc5-42e7-93b4-95dec33eee34",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "scope": "read",
                          *             "expires_at": null
                          *           },
-                         *           "prev_hash": "9e81b577d700d3ced38bea2d201d5dd387f922ff3145c631138183dc64897d60",
-                         *           "hash": "8958ac02972717020a7eae3fbb0c27a0d2edeae3883e6ea858cb379d1dc50e81"
+                         *           "prev_hash": "0c1c0771a60b70815297557bf080c2ac31aad9292cfb5c3c963352ba10ed791d",
+                         *           "hash": "fb320a6100efbee0e6a8ac92116ec1e71bad2f9391663e1498fee64c73a5bb75"
                          *         }
                          *       ]
                          *     }
@@ -944,27 +944,27 @@ export type paths = {
                         /**
                          * @example id: 1
                          *     event: run.started
-                         *     data: {"attempt":1,"seq":1,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"run.started","at":"2026-11-24T23:02:21.041Z"}
+                         *     data: {"attempt":1,"seq":1,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"run.started","at":"2026-11-24T23:18:10.062Z"}
                          *
                          *     id: 2
                          *     event: tool.started
-                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.started","at":"2026-11-24T23:02:21.062Z"}
+                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.started","at":"2026-11-24T23:18:10.077Z"}
                          *
                          *     id: 3
                          *     event: tool.finished
-                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"1b7ecebf-bfa8-44b6-826b-dec9b5303c18\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"7e618efd…","seq":3,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.finished","at":"2026-11-24T23:02:21.162Z"}
+                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"e7ff1bda-3b29-4919-97c6-78ac8b4897e2\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"6b034f97…","seq":3,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.finished","at":"2026-11-24T23:18:10.111Z"}
                          *
                          *     id: 4
                          *     event: tool.started
-                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.started","at":"2026-11-24T23:02:21.182Z"}
+                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.started","at":"2026-11-24T23:18:10.134Z"}
                          *
                          *     id: 5
                          *     event: tool.finished
-                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"1b7ecebf-bfa8-44b6-826b-dec9b5303c18\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"7e618efd-65dc-466e-8fe6-89f5955e044d\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"tool.finished","at":"2026-11-24T23:02:21.198Z"}
+                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"e7ff1bda-3b29-4919-97c6-78ac8b4897e2\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"6b034f97-49fd-4c90-91b0-5591b8fcd5e1\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.finished","at":"2026-11-24T23:18:10.142Z"}
                          *
                          *     id: 6
                          *     event: message.delta
-                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"message.delta","at":"2026-11-24T23:02:21.218Z"}
+                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"message.delta","at":"2026-11-24T23:18:10.151Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1065,11 +1065,11 @@ export type paths = {
                         /**
                          * @example id: 65
                          *     event: message.completed
-                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 1b7ecebf-bfa8-44b6-826b-dec9b5303c18\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 7e618efd-65dc-466e-8fe6-89f5955e044d\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 60d43062-97c1-4017-84aa-72609769fdc8\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 214a3bc3-7f98-49e2-b961-640ae282208c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1a9fbecc-a42e-4682-ac82-1900b4d46183\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 219a3c60-7e22-4ecc-82f0-5ef449502081\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 07974601-eb3c-444a-a75a-e759f727a6c6\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding c97b0f78-5ccb-47f5-897f-3…","seq":65,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"message.completed","at":"2026-11-24T23:02:21.460Z"}
+                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding e7ff1bda-3b29-4919-97c6-78ac8b4897e2\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 6b034f97-49fd-4c90-91b0-5591b8fcd5e1\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding df99bc8e-9d9e-407a-9c0e-9657da038981\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 7fd85fd8-ab70-4ec5-a05a-89ae7adaf69a\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 5679a23f-eeed-42e2-8811-ee70a5e443cc\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 016c092e-9c26-4754-9d37-b76191028d96\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 6180bc48-610a-439c-be43-f2e383e1ce3c\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 18e3adbe-fc3c-4836-b271-b…","seq":65,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"message.completed","at":"2026-11-24T23:18:10.281Z"}
                          *
                          *     id: 66
                          *     event: run.completed
-                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding 1b7ecebf-bfa8-44b6-826b-dec9b5303c18\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 7e618efd-65dc-466e-8fe6-89f5955e044d\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 60d43062-97c1-4017-84aa-72609769fdc8\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 214a3bc3-7f98-49e2-b961-640ae282208c\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1a9fbecc-a42e-4682-ac82-1900b4d46183\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 219a3c60-7e22-4ecc-82f0-5ef449502081\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 07974601-eb3c-444a-a75a-e759f727a6c6\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding c97b0f78-5ccb-47f5-897f-3…","seq":66,"run_id":"57fa91ce-08df-4abc-862c-bba4f5dd415f","kind":"run.completed","at":"2026-11-24T23:02:21.486Z"}
+                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding e7ff1bda-3b29-4919-97c6-78ac8b4897e2\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 6b034f97-49fd-4c90-91b0-5591b8fcd5e1\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding df99bc8e-9d9e-407a-9c0e-9657da038981\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 7fd85fd8-ab70-4ec5-a05a-89ae7adaf69a\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 5679a23f-eeed-42e2-8811-ee70a5e443cc\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 016c092e-9c26-4754-9d37-b76191028d96\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 6180bc48-610a-439c-be43-f2e383e1ce3c\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 18e3adbe-fc3c-4836-b271-b…","seq":66,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"run.completed","at":"2026-11-24T23:18:10.310Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1156,16 +1156,16 @@ export type paths = {
                          * @example {
                          *       "sessions": [
                          *         {
-                         *           "id": "269991f6-52e1-4f08-b9ee-8a6427712374",
+                         *           "id": "87b830a6-7c4b-4c3c-bf47-f00a9715c201",
                          *           "name": "Cost review",
-                         *           "created_at": "2026-11-24T23:02:18.073Z",
-                         *           "updated_at": "2026-11-24T23:02:18.073Z"
+                         *           "created_at": "2026-11-24T23:18:06.742Z",
+                         *           "updated_at": "2026-11-24T23:18:06.742Z"
                          *         },
                          *         {
                          *           "id": "triage-monday",
                          *           "name": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T23:02:17.775Z",
-                         *           "updated_at": "2026-11-24T23:02:17.775Z"
+                         *           "created_at": "2026-11-24T23:18:06.251Z",
+                         *           "updated_at": "2026-11-24T23:18:06.251Z"
                          *         }
                          *       ]
                          *     }
@@ -1221,9 +1221,9 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "269991f6-52e1-4f08-b9ee-8a6427712374",
+                         *       "id": "87b830a6-7c4b-4c3c-bf47-f00a9715c201",
                          *       "name": "Cost review",
-                         *       "created_at": "2026-11-24T23:02:18.073Z"
+                         *       "created_at": "2026-11-24T23:18:06.742Z"
                          *     }
                          */
                         "application/json": {
@@ -1378,8 +1378,8 @@ export type paths = {
                          * @example {
                          *       "id": "triage-monday",
                          *       "name": "Monday triage",
-                         *       "created_at": "2026-11-24T23:02:17.775Z",
-                         *       "updated_at": "2026-11-24T23:02:18.114Z"
+                         *       "created_at": "2026-11-24T23:18:06.251Z",
+                         *       "updated_at": "2026-11-24T23:18:06.806Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Session"];
@@ -1473,18 +1473,18 @@ export type paths = {
                          *       "session_id": "triage-monday",
                          *       "messages": [
                          *         {
-                         *           "id": "8e4998ca-bc83-4809-9315-4370516e5e44",
+                         *           "id": "fdb88dd0-8dc9-431c-983d-7eba9aae6fc5",
                          *           "role": "user",
                          *           "content": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T23:02:17.775Z",
-                         *           "run_id": "a0dc8692-2a7a-4449-8741-9e77467c8f39"
+                         *           "created_at": "2026-11-24T23:18:06.251Z",
+                         *           "run_id": "512b5899-fee5-4183-94b1-5572b1fbebbf"
                          *         },
                          *         {
-                         *           "id": "2a897c0c-0b94-4f49-b987-9baeb4fa1224",
+                         *           "id": "8f600a74-ca88-4ac3-939e-baa57fbe44f0",
                          *           "role": "assistant",
                          *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76…",
-                         *           "created_at": "2026-11-24T23:02:18.045Z",
-                         *           "run_id": "a0dc8692-2a7a-4449-8741-9e77467c8f39"
+                         *           "created_at": "2026-11-24T23:18:06.702Z",
+                         *           "run_id": "512b5899-fee5-4183-94b1-5572b1fbebbf"
                          *         }
                          *       ]
                          *     }
@@ -1582,6 +1582,11 @@ export type paths = {
                          *         "estimated": 0,
                          *         "resources": 28
                          *       },
+                         *       "realized_savings": {
+                         *         "this_month": 0,
+                         *         "total": 0,
+                         *         "resolved_plans": 0
+                         *       },
                          *       "coverage": {
                          *         "resources": 340,
                          *         "types": 28,
@@ -1589,10 +1594,10 @@ export type paths = {
                          *         "regions": 2,
                          *         "detectors": 40,
                          *         "last_scan": {
-                         *           "id": "db04f15a-ce40-433b-8715-c59af118c3b6",
+                         *           "id": "da613618-e13e-44a2-872b-2bd427c590ee",
                          *           "status": "completed",
-                         *           "finished_at": "2026-11-24T23:02:16.800Z",
-                         *           "created_at": "2026-11-24T23:02:12.624Z"
+                         *           "finished_at": "2026-11-24T23:18:04.713Z",
+                         *           "created_at": "2026-11-24T23:17:59.142Z"
                          *         }
                          *       }
                          *     }
@@ -1661,48 +1666,48 @@ export type paths = {
                          * @example {
                          *       "findings": [
                          *         {
-                         *           "id": "cb232ce7-0159-40ea-be10-33d851c09199",
+                         *           "id": "5fa787f1-30b4-4aba-9e1b-c571973e7e87",
                          *           "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.nat_single_for_many_azs",
-                         *           "group_id": "36139133-29cd-45bf-9f24-30982bbd1e7b",
+                         *           "group_id": "7598e1ef-0111-464d-b4b6-e8882df7d94e",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "medium",
-                         *           "detected_at": "2026-11-24T23:02:16.734Z",
-                         *           "last_seen_at": "2026-11-24T23:02:16.734Z",
+                         *           "detected_at": "2026-11-24T23:18:04.593Z",
+                         *           "last_seen_at": "2026-11-24T23:18:04.593Z",
                          *           "resource_count": 4
                          *         },
                          *         {
-                         *           "id": "a755db18-c5dc-4082-963f-ef9d548571b0",
+                         *           "id": "b2244a25-e01a-491b-a516-0916fea3c5a2",
                          *           "title": "Point-in-time recovery disabled on DynamoDB table orders",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.dynamodb_no_pitr",
-                         *           "group_id": "e9cfa2ba-70e8-4612-9275-4196fa3cf125",
+                         *           "group_id": "f0e6edb6-8b8b-482c-bb29-a34bc910fa6b",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T23:02:16.700Z",
-                         *           "last_seen_at": "2026-11-24T23:02:16.700Z",
+                         *           "detected_at": "2026-11-24T23:18:04.502Z",
+                         *           "last_seen_at": "2026-11-24T23:18:04.502Z",
                          *           "resource_count": 1
                          *         },
                          *         {
-                         *           "id": "08261a75-c296-41c0-b609-45c88fa8e58e",
+                         *           "id": "4f38b107-f7df-4760-930f-b2eb9ba3ebf4",
                          *           "title": "ElastiCache sessions-cache cannot fail over (automatic failover disabled)",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.elasticache_no_failover",
-                         *           "group_id": "0b879138-592c-47a7-aacf-35e4be823824",
+                         *           "group_id": "416f29ff-e4d8-4715-9b50-6696e544abf5",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T23:02:16.662Z",
-                         *           "last_seen_at": "2026-11-24T23:02:16.662Z",
+                         *           "detected_at": "2026-11-24T23:18:04.447Z",
+                         *           "last_seen_at": "2026-11-24T23:18:04.447Z",
                          *           "resource_count": 1
                          *         }
                          *       ]
@@ -1775,7 +1780,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *       "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -1785,8 +1790,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T23:02:16.784Z",
-                         *       "last_seen_at": "2026-11-24T23:02:16.784Z",
+                         *       "detected_at": "2026-11-24T23:18:04.681Z",
+                         *       "last_seen_at": "2026-11-24T23:18:04.681Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -1822,7 +1827,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "53240d7d-5737-4388-a71e-63085fc642c6",
+                         *         "id": "b5e25faf-eb19-452c-8c3c-c81497df87f2",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -1830,25 +1835,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "917460d6-71c3-4dee-9aa6-16a6c0f4bdf0",
+                         *         "id": "0c807004-4e22-4590-9a13-13706a12d802",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *             "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T23:02:16.784Z",
-                         *             "last_seen_at": "2026-11-24T23:02:16.784Z",
+                         *             "detected_at": "2026-11-24T23:18:04.681Z",
+                         *             "last_seen_at": "2026-11-24T23:18:04.681Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *             "finding_id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T23:02:16.784Z"
+                         *             "at": "2026-11-24T23:18:04.681Z"
                          *           }
                          *         ]
                          *       },
@@ -1909,7 +1914,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:02:16.784Z"
+                         *             "executed_at": "2026-11-24T23:18:04.681Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -1963,10 +1968,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 2,
+                         *             "duration_ms": 3,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:02:16.784Z"
+                         *             "executed_at": "2026-11-24T23:18:04.681Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -1983,7 +1988,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T23:02:16.784Z"
+                         *             "executed_at": "2026-11-24T23:18:04.681Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2174,8 +2179,8 @@ export type paths = {
                          * @example {
                          *       "recommendations": [
                          *         {
-                         *           "id": "3d86fb59-e0c2-40e3-9a4d-7fdd217f47d6",
-                         *           "finding_id": "1b7ecebf-bfa8-44b6-826b-dec9b5303c18",
+                         *           "id": "07a1ef8c-5bd3-4902-9df8-d038f31d1186",
+                         *           "finding_id": "e7ff1bda-3b29-4919-97c6-78ac8b4897e2",
                          *           "title": "Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2187,8 +2192,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "3ac84fa6-5ca5-4c56-82cb-fcd7dfee92b7",
-                         *           "finding_id": "7e618efd-65dc-466e-8fe6-89f5955e044d",
+                         *           "id": "69df2707-fccf-47bf-a0a4-e7dc3f979e14",
+                         *           "finding_id": "6b034f97-49fd-4c90-91b0-5591b8fcd5e1",
                          *           "title": "Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2200,8 +2205,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "51842c21-043f-45ff-9afc-907165084db9",
-                         *           "finding_id": "60d43062-97c1-4017-84aa-72609769fdc8",
+                         *           "id": "8eda30e8-2397-46e2-bd7f-43174ce1abe1",
+                         *           "finding_id": "df99bc8e-9d9e-407a-9c0e-9657da038981",
                          *           "title": "RDS instance legacy-reporting-db had no connections in 30 days",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2414,7 +2419,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *       "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -2424,8 +2429,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T23:02:16.784Z",
-                         *       "last_seen_at": "2026-11-24T23:02:16.784Z",
+                         *       "detected_at": "2026-11-24T23:18:04.681Z",
+                         *       "last_seen_at": "2026-11-24T23:18:04.681Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -2461,7 +2466,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "53240d7d-5737-4388-a71e-63085fc642c6",
+                         *         "id": "b5e25faf-eb19-452c-8c3c-c81497df87f2",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -2469,25 +2474,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "917460d6-71c3-4dee-9aa6-16a6c0f4bdf0",
+                         *         "id": "0c807004-4e22-4590-9a13-13706a12d802",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *             "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T23:02:16.784Z",
-                         *             "last_seen_at": "2026-11-24T23:02:16.784Z",
+                         *             "detected_at": "2026-11-24T23:18:04.681Z",
+                         *             "last_seen_at": "2026-11-24T23:18:04.681Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *             "finding_id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T23:02:16.784Z"
+                         *             "at": "2026-11-24T23:18:04.681Z"
                          *           }
                          *         ]
                          *       },
@@ -2548,7 +2553,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:02:16.784Z"
+                         *             "executed_at": "2026-11-24T23:18:04.681Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -2602,10 +2607,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 2,
+                         *             "duration_ms": 3,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:02:16.784Z"
+                         *             "executed_at": "2026-11-24T23:18:04.681Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -2622,7 +2627,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T23:02:16.784Z"
+                         *             "executed_at": "2026-11-24T23:18:04.681Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2701,7 +2706,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "finding_id": "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
+                         *       "finding_id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
                          *       "steps": [
                          *         {
                          *           "seq": 1,
@@ -2758,7 +2763,7 @@ export type paths = {
                          *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T23:02:16.784Z"
+                         *           "executed_at": "2026-11-24T23:18:04.681Z"
                          *         },
                          *         {
                          *           "seq": 2,
@@ -2812,10 +2817,10 @@ export type paths = {
                          *             }
                          *           ],
                          *           "row_count": 1,
-                         *           "duration_ms": 2,
+                         *           "duration_ms": 3,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T23:02:16.784Z"
+                         *           "executed_at": "2026-11-24T23:18:04.681Z"
                          *         },
                          *         {
                          *           "seq": 3,
@@ -2832,7 +2837,7 @@ export type paths = {
                          *           "duration_ms": 0,
                          *           "is_self_correction": false,
                          *           "rerunnable": false,
-                         *           "executed_at": "2026-11-24T23:02:16.784Z"
+                         *           "executed_at": "2026-11-24T23:18:04.681Z"
                          *         }
                          *       ],
                          *       "summary": {
@@ -2958,11 +2963,11 @@ export type paths = {
                          *         }
                          *       ],
                          *       "row_count": 1,
-                         *       "duration_ms": 2,
+                         *       "duration_ms": 53,
                          *       "truncated": false,
                          *       "differs": false,
                          *       "recorded_row_count": 1,
-                         *       "executed_at": "2026-11-24T23:02:18.402Z"
+                         *       "executed_at": "2026-11-24T23:18:07.313Z"
                          *     }
                          */
                         "application/json": components["schemas"]["StepRerun"];
@@ -3294,6 +3299,567 @@ export type paths = {
         patch?: never;
         trace?: never;
     };
+    "/api/pulse/findings/{id}/resolution-plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get-or-create the resolution plan of the finding’s duplicate cluster
+         * @description One plan per cluster, the same to every caller (a confirmed duplicate gets its group’s plan). 202 with job_id when this call started generation (a new plan, a failed one retried, or a resolved cluster that regressed); 200 when the plan existed. 409 when the finding is resolved or dismissed and has no plan.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolutionPlan"];
+                    };
+                };
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolutionPlan"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pulse/plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Plan status, steps and verification state; stale when the finding’s evidence changed */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolutionPlan"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pulse/plans/{id}/steps/{seq}/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the step’s read-only check through the connection (a job: 202; the step shows verifying, then its result)
+         * @description 409 when the plan is not ready, the step is the final check, has no automatic check, or is already verified or confirmed.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    seq: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAccepted"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pulse/plans/{id}/steps/{seq}/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Mark a step done by hand (audit-logged); the final step is run by finalize (409) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    seq: number;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolutionPlan"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pulse/plans/{id}/steps/{seq}/skip": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Skip a step with a reason (3..500 characters; audit-logged); the final step cannot be skipped (409) */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                    seq: number;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["SkipStepBody"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["ResolutionPlan"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pulse/plans/{id}/finalize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the final check: re-sync the cluster’s resources and re-run the detection (a job: 202)
+         * @description The plan then shows final_check {outcome: resolved | still_present, summary, at}. 409 before every other step is verified, confirmed or skipped, or when the plan is not ready.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAccepted"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/pulse/plans/{id}/regenerate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Generate the plan again from the current evidence (after failed, stale or still_present): 202 */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Accepted */
+                202: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["JobAccepted"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/learnings": {
         parameters: {
             query?: never;
@@ -3327,13 +3893,13 @@ export type paths = {
                          * @example {
                          *       "learnings": [
                          *         {
-                         *           "id": "935b4b5f-a3b2-4645-86ef-dd7bce9585d9",
+                         *           "id": "e081aa73-eb74-4f07-84e7-d83115e79cdf",
                          *           "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *           "service": "batch",
                          *           "status": "active",
                          *           "source": "user",
-                         *           "created_by": "user:acme-cec1e1@example.com",
-                         *           "created_at": "2026-11-24T23:02:18.500Z",
+                         *           "created_by": "user:acme-dab8ab@example.com",
+                         *           "created_at": "2026-11-24T23:18:07.560Z",
                          *           "last_used_at": null,
                          *           "used_count": 0
                          *         }
@@ -3404,13 +3970,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "935b4b5f-a3b2-4645-86ef-dd7bce9585d9",
+                         *       "id": "e081aa73-eb74-4f07-84e7-d83115e79cdf",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "active",
                          *       "source": "user",
-                         *       "created_by": "user:acme-cec1e1@example.com",
-                         *       "created_at": "2026-11-24T23:02:18.500Z",
+                         *       "created_by": "user:acme-dab8ab@example.com",
+                         *       "created_at": "2026-11-24T23:18:07.560Z",
                          *       "last_used_at": null,
                          *       "used_count": 0
                          *     }
@@ -3516,13 +4082,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "935b4b5f-a3b2-4645-86ef-dd7bce9585d9",
+                         *       "id": "e081aa73-eb74-4f07-84e7-d83115e79cdf",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "archived",
                          *       "source": "user",
-                         *       "created_by": "user:acme-cec1e1@example.com",
-                         *       "created_at": "2026-11-24T23:02:18.500Z",
+                         *       "created_by": "user:acme-dab8ab@example.com",
+                         *       "created_at": "2026-11-24T23:18:07.560Z",
                          *       "last_used_at": null,
                          *       "used_count": 0
                          *     }
@@ -3616,13 +4182,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "b6a10dc4-8830-4763-b368-8ba2e1bc9da0",
-                         *       "generated_at": "2026-11-24T23:02:19.457Z",
+                         *       "id": "07b861dc-ea0d-433a-90a4-630a217b7c23",
+                         *       "generated_at": "2026-11-24T23:18:08.689Z",
                          *       "period": {
-                         *         "from": "2026-11-23T23:02:19.382Z",
-                         *         "to": "2026-11-24T23:02:19.382Z"
+                         *         "from": "2026-11-23T23:18:08.580Z",
+                         *         "to": "2026-11-24T23:18:08.580Z"
                          *       },
-                         *       "requested_by": "user:acme-cec1e1@example.com",
+                         *       "requested_by": "user:acme-dab8ab@example.com",
                          *       "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
                          *       "sections": {
                          *         "drift": {
@@ -3634,7 +4200,7 @@ export type paths = {
                          *               "type": "aws_vpc_eip",
                          *               "actor": "arn:aws:iam::533297907419:user/bob",
                          *               "native_id": "eipalloc-0fde771dfcc4ccbcb",
-                         *               "resource_id": "77980c8a-2293-4fd9-99df-bd6da7993aa1"
+                         *               "resource_id": "94334f87-d900-48d6-ac22-a87db7d9b527"
                          *             }
                          *           ],
                          *           "totals": {
@@ -3654,7 +4220,7 @@ export type paths = {
                          *                 "size_value"
                          *               ],
                          *               "native_id": "i-900314533944af883",
-                         *               "resource_id": "264e0f80-7a8f-4752-8d14-50ef4faf7d22"
+                         *               "resource_id": "25605983-a929-4312-83a3-756982b19d92"
                          *             },
                          *             {
                          *               "at": "2026-10-31T00:00:00.000Z",
@@ -3666,7 +4232,7 @@ export type paths = {
                          *                 "attributes.backup_retention_period"
                          *               ],
                          *               "native_id": "prod-payments-db",
-                         *               "resource_id": "93a2756c-f4ff-4e65-8a96-c39565f169c6"
+                         *               "resource_id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25"
                          *             },
                          *             {
                          *               "at": "2026-11-01T00:00:00.000Z",
@@ -3678,7 +4244,7 @@ export type paths = {
                          *                 "attributes.rules"
                          *               ],
                          *               "native_id": "sg-01aafac10bbec2271",
-                         *               "resource_id": "d991a0bf-4a7e-4b8c-a5c4-880c7ad07f11"
+                         *               "resource_id": "29e38099-c5f3-4f9e-90fa-ed153641714a"
                          *             }
                          *           ],
                          *           "removed": [
@@ -3689,7 +4255,7 @@ export type paths = {
                          *               "type": "aws_ebs_volume",
                          *               "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
                          *               "native_id": "vol-d15340a3c1ddd36dd",
-                         *               "resource_id": "cdb97474-b130-4a12-8b4e-23507892b561"
+                         *               "resource_id": "32913934-3726-42b2-beb4-46d924e7972f"
                          *             }
                          *           ]
                          *         },
@@ -3706,34 +4272,34 @@ export type paths = {
                          *         },
                          *         "new_findings": [
                          *           {
-                         *             "at": "2026-11-24T23:02:15.742Z",
+                         *             "at": "2026-11-24T23:18:02.862Z",
                          *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.sg_all_ports_open",
-                         *             "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *             "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
                          *             "severity": "critical",
-                         *             "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3"
+                         *             "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f"
                          *           },
                          *           {
-                         *             "at": "2026-11-24T23:02:15.794Z",
+                         *             "at": "2026-11-24T23:18:02.924Z",
                          *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.sg_ssh_open",
-                         *             "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *             "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
                          *             "severity": "critical",
-                         *             "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2"
+                         *             "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95"
                          *           },
                          *           {
-                         *             "at": "2026-11-24T23:02:15.859Z",
+                         *             "at": "2026-11-24T23:18:03.045Z",
                          *             "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.s3_public",
-                         *             "group_id": "e1dad9dd-bb94-4fbb-af1a-70e105c6398a",
+                         *             "group_id": "0549b5ba-6cd0-4e38-865c-8a0aac7d91dd",
                          *             "severity": "critical",
-                         *             "finding_id": "a808586c-e41b-42e5-8be5-82523bceefa1"
+                         *             "finding_id": "ce53c497-e712-4457-b6b6-8e3763558deb"
                          *           }
                          *         ],
                          *         "top_clusters": [
@@ -3742,12 +4308,12 @@ export type paths = {
                          *             "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
                          *             "domain": "security",
                          *             "check_id": "security.toxic_exposed_instance_sensitive_data",
-                         *             "group_id": "6b3d99f1-6865-4e48-88fc-e2a382c6189e",
+                         *             "group_id": "32015af7-cd0d-42b7-bbb1-3ce00589d500",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 4,
                          *             "duplicates": 0,
-                         *             "finding_id": "5dfd0749-6b22-46d2-bb7e-e614cf499b45",
+                         *             "finding_id": "39acc880-a705-4e2f-a48a-8b38abe799ac",
                          *             "savings_monthly": 0
                          *           },
                          *           {
@@ -3755,12 +4321,12 @@ export type paths = {
                          *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *             "domain": "security",
                          *             "check_id": "security.sg_all_ports_open",
-                         *             "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *             "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 2,
                          *             "duplicates": 0,
-                         *             "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3",
+                         *             "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f",
                          *             "savings_monthly": 0
                          *           },
                          *           {
@@ -3768,12 +4334,12 @@ export type paths = {
                          *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *             "domain": "security",
                          *             "check_id": "security.sg_ssh_open",
-                         *             "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *             "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 2,
                          *             "duplicates": 0,
-                         *             "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2",
+                         *             "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95",
                          *             "savings_monthly": 0
                          *           }
                          *         ],
@@ -3842,13 +4408,13 @@ export type paths = {
                          * @example {
                          *       "reports": [
                          *         {
-                         *           "id": "b6a10dc4-8830-4763-b368-8ba2e1bc9da0",
-                         *           "generated_at": "2026-11-24T23:02:19.457Z",
+                         *           "id": "07b861dc-ea0d-433a-90a4-630a217b7c23",
+                         *           "generated_at": "2026-11-24T23:18:08.689Z",
                          *           "period": {
-                         *             "from": "2026-11-23T23:02:19.382Z",
-                         *             "to": "2026-11-24T23:02:19.382Z"
+                         *             "from": "2026-11-23T23:18:08.580Z",
+                         *             "to": "2026-11-24T23:18:08.580Z"
                          *           },
-                         *           "requested_by": "user:acme-cec1e1@example.com",
+                         *           "requested_by": "user:acme-dab8ab@example.com",
                          *           "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
                          *           "sections": {
                          *             "drift": {
@@ -3860,7 +4426,7 @@ export type paths = {
                          *                   "type": "aws_vpc_eip",
                          *                   "actor": "arn:aws:iam::533297907419:user/bob",
                          *                   "native_id": "eipalloc-0fde771dfcc4ccbcb",
-                         *                   "resource_id": "77980c8a-2293-4fd9-99df-bd6da7993aa1"
+                         *                   "resource_id": "94334f87-d900-48d6-ac22-a87db7d9b527"
                          *                 }
                          *               ],
                          *               "totals": {
@@ -3880,7 +4446,7 @@ export type paths = {
                          *                     "size_value"
                          *                   ],
                          *                   "native_id": "i-900314533944af883",
-                         *                   "resource_id": "264e0f80-7a8f-4752-8d14-50ef4faf7d22"
+                         *                   "resource_id": "25605983-a929-4312-83a3-756982b19d92"
                          *                 },
                          *                 {
                          *                   "at": "2026-10-31T00:00:00.000Z",
@@ -3892,7 +4458,7 @@ export type paths = {
                          *                     "attributes.backup_retention_period"
                          *                   ],
                          *                   "native_id": "prod-payments-db",
-                         *                   "resource_id": "93a2756c-f4ff-4e65-8a96-c39565f169c6"
+                         *                   "resource_id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25"
                          *                 },
                          *                 {
                          *                   "at": "2026-11-01T00:00:00.000Z",
@@ -3904,7 +4470,7 @@ export type paths = {
                          *                     "attributes.rules"
                          *                   ],
                          *                   "native_id": "sg-01aafac10bbec2271",
-                         *                   "resource_id": "d991a0bf-4a7e-4b8c-a5c4-880c7ad07f11"
+                         *                   "resource_id": "29e38099-c5f3-4f9e-90fa-ed153641714a"
                          *                 }
                          *               ],
                          *               "removed": [
@@ -3915,7 +4481,7 @@ export type paths = {
                          *                   "type": "aws_ebs_volume",
                          *                   "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
                          *                   "native_id": "vol-d15340a3c1ddd36dd",
-                         *                   "resource_id": "cdb97474-b130-4a12-8b4e-23507892b561"
+                         *                   "resource_id": "32913934-3726-42b2-beb4-46d924e7972f"
                          *                 }
                          *               ]
                          *             },
@@ -3932,34 +4498,34 @@ export type paths = {
                          *             },
                          *             "new_findings": [
                          *               {
-                         *                 "at": "2026-11-24T23:02:15.742Z",
+                         *                 "at": "2026-11-24T23:18:02.862Z",
                          *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.sg_all_ports_open",
-                         *                 "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *                 "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
                          *                 "severity": "critical",
-                         *                 "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3"
+                         *                 "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f"
                          *               },
                          *               {
-                         *                 "at": "2026-11-24T23:02:15.794Z",
+                         *                 "at": "2026-11-24T23:18:02.924Z",
                          *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.sg_ssh_open",
-                         *                 "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *                 "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
                          *                 "severity": "critical",
-                         *                 "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2"
+                         *                 "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95"
                          *               },
                          *               {
-                         *                 "at": "2026-11-24T23:02:15.859Z",
+                         *                 "at": "2026-11-24T23:18:03.045Z",
                          *                 "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.s3_public",
-                         *                 "group_id": "e1dad9dd-bb94-4fbb-af1a-70e105c6398a",
+                         *                 "group_id": "0549b5ba-6cd0-4e38-865c-8a0aac7d91dd",
                          *                 "severity": "critical",
-                         *                 "finding_id": "a808586c-e41b-42e5-8be5-82523bceefa1"
+                         *                 "finding_id": "ce53c497-e712-4457-b6b6-8e3763558deb"
                          *               }
                          *             ],
                          *             "top_clusters": [
@@ -3968,12 +4534,12 @@ export type paths = {
                          *                 "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
                          *                 "domain": "security",
                          *                 "check_id": "security.toxic_exposed_instance_sensitive_data",
-                         *                 "group_id": "6b3d99f1-6865-4e48-88fc-e2a382c6189e",
+                         *                 "group_id": "32015af7-cd0d-42b7-bbb1-3ce00589d500",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 4,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "5dfd0749-6b22-46d2-bb7e-e614cf499b45",
+                         *                 "finding_id": "39acc880-a705-4e2f-a48a-8b38abe799ac",
                          *                 "savings_monthly": 0
                          *               },
                          *               {
@@ -3981,12 +4547,12 @@ export type paths = {
                          *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *                 "domain": "security",
                          *                 "check_id": "security.sg_all_ports_open",
-                         *                 "group_id": "5ca07175-7d07-4fe1-aa5b-03d8beb7954e",
+                         *                 "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 2,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "ff8a01c6-e337-4306-8da1-d0eb09997ab3",
+                         *                 "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f",
                          *                 "savings_monthly": 0
                          *               },
                          *               {
@@ -3994,12 +4560,12 @@ export type paths = {
                          *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *                 "domain": "security",
                          *                 "check_id": "security.sg_ssh_open",
-                         *                 "group_id": "a65e0efc-110a-47da-a939-454f1be7d40b",
+                         *                 "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 2,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "ca9eb371-dc15-4949-9eaf-52c70d5165a2",
+                         *                 "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95",
                          *                 "savings_monthly": 0
                          *               }
                          *             ],
@@ -4216,7 +4782,7 @@ export type paths = {
                          *           "category": "connectors",
                          *           "kind": "connector",
                          *           "status": "connected",
-                         *           "installed_at": "2026-11-24T23:02:12.610Z",
+                         *           "installed_at": "2026-11-24T23:17:59.118Z",
                          *           "settings": {}
                          *         },
                          *         {
@@ -4225,7 +4791,7 @@ export type paths = {
                          *           "category": "alert sources",
                          *           "kind": "alert_source",
                          *           "status": "active",
-                         *           "installed_at": "2026-11-24T23:02:20.104Z",
+                         *           "installed_at": "2026-11-24T23:18:09.289Z",
                          *           "settings": {}
                          *         },
                          *         {
@@ -4308,7 +4874,7 @@ export type paths = {
                          *       "category": "alert sources",
                          *       "kind": "alert_source",
                          *       "status": "active",
-                         *       "installed_at": "2026-11-24T23:02:20.104Z",
+                         *       "installed_at": "2026-11-24T23:18:09.289Z",
                          *       "settings": {}
                          *     }
                          */
@@ -4483,7 +5049,7 @@ export type paths = {
                          * @example {
                          *       "runbooks": [
                          *         {
-                         *           "id": "5c89803b-9b37-42ab-891b-9736e36a1722",
+                         *           "id": "bb8ce071-37dc-4762-894b-c877a10ebc3e",
                          *           "title": "Payments database failover",
                          *           "service": "payments",
                          *           "applies_to": {
@@ -4497,8 +5063,8 @@ export type paths = {
                          *             "Confirm the standby is in sync.",
                          *             "Fail over with aws rds reboot-db-instance --force-failover."
                          *           ],
-                         *           "created_by": "user:acme-cec1e1@example.com",
-                         *           "updated_at": "2026-11-24T23:02:20.445Z",
+                         *           "created_by": "user:acme-dab8ab@example.com",
+                         *           "updated_at": "2026-11-24T23:18:09.503Z",
                          *           "source": "tenant"
                          *         },
                          *         {
@@ -4627,7 +5193,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "5c89803b-9b37-42ab-891b-9736e36a1722",
+                         *       "id": "bb8ce071-37dc-4762-894b-c877a10ebc3e",
                          *       "title": "Payments database failover",
                          *       "service": "payments",
                          *       "applies_to": {
@@ -4641,8 +5207,8 @@ export type paths = {
                          *         "Confirm the standby is in sync.",
                          *         "Fail over with aws rds reboot-db-instance --force-failover."
                          *       ],
-                         *       "created_by": "user:acme-cec1e1@example.com",
-                         *       "updated_at": "2026-11-24T23:02:20.445Z",
+                         *       "created_by": "user:acme-dab8ab@example.com",
+                         *       "updated_at": "2026-11-24T23:18:09.503Z",
                          *       "source": "tenant"
                          *     }
                          */
@@ -4772,7 +5338,7 @@ export type paths = {
                          *       "findings": {
                          *         "fixes": [
                          *           {
-                         *             "finding_id": "5f137a65-5904-4616-b516-8216d7d52ce4",
+                         *             "finding_id": "ca212323-470c-46d4-8bf5-bf84b4ee8244",
                          *             "check_id": "sre.rds_single_az",
                          *             "title": "RDS prod-payments-db has no standby: single-AZ in us-east-1a",
                          *             "severity": "high",
@@ -4781,7 +5347,7 @@ export type paths = {
                          *             "how": "changed"
                          *           },
                          *           {
-                         *             "finding_id": "c97b0f78-5ccb-47f5-897f-39e1b2ad2550",
+                         *             "finding_id": "18e3adbe-fc3c-4836-b271-b64ea6da3e95",
                          *             "check_id": "finops.ebs_gp2_to_gp3",
                          *             "title": "Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month",
                          *             "severity": "medium",
@@ -4790,7 +5356,7 @@ export type paths = {
                          *             "how": "changed"
                          *           },
                          *           {
-                         *             "finding_id": "cb232ce7-0159-40ea-be10-33d851c09199",
+                         *             "finding_id": "5fa787f1-30b4-4aba-9e1b-c571973e7e87",
                          *             "check_id": "sre.nat_single_for_many_azs",
                          *             "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *             "severity": "high",
@@ -4837,7 +5403,7 @@ export type paths = {
                          *           "importing": null,
                          *           "plan_ref": "L71-L84",
                          *           "live": {
-                         *             "id": "93a2756c-f4ff-4e65-8a96-c39565f169c6",
+                         *             "id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25",
                          *             "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *             "type": "aws_rds_db_instance",
                          *             "native_id": "prod-payments-db",
@@ -4859,7 +5425,7 @@ export type paths = {
                          *             },
                          *             "items": [
                          *               {
-                         *                 "id": "abc141b4-a68b-496e-8d2b-f0ffc48e5e38",
+                         *                 "id": "bcfb5cdc-c036-4b4a-920b-ed0845e03be8",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-7d4ed62c09e0ccd28",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-7d4ed62c09e0ccd28",
@@ -4869,7 +5435,7 @@ export type paths = {
                          *                 "impact": "fails"
                          *               },
                          *               {
-                         *                 "id": "0e1b7386-53fa-481b-b78a-fa374ec4b4af",
+                         *                 "id": "590cda9e-cc45-417b-b4b9-069adce0ee6a",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-928255e706913535f",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-928255e706913535f",
@@ -4879,7 +5445,7 @@ export type paths = {
                          *                 "impact": "fails"
                          *               },
                          *               {
-                         *                 "id": "f5fbfc28-8f11-4e37-a4a6-c58b96a86530",
+                         *                 "id": "452f886a-d4b1-4e0e-ba66-e9959e93fcaa",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-9a3b4cc3677e18853",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-9a3b4cc3677e18853",
@@ -4903,7 +5469,7 @@ export type paths = {
                          *           "importing": null,
                          *           "plan_ref": "L86-L95",
                          *           "live": {
-                         *             "id": "bad2ad3c-ffa3-4b14-a8c9-6194753b74dc",
+                         *             "id": "3fac8423-b32b-4ad3-bcbb-899b7acd45f4",
                          *             "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-aff93042cdef3fa83",
                          *             "type": "aws_ebs_volume",
                          *             "native_id": "vol-aff93042cdef3fa83",
@@ -5106,7 +5672,7 @@ export type paths = {
                          *         "at_risk": 35,
                          *         "critical": 9
                          *       },
-                         *       "last_scan_at": "2026-11-24T23:02:16.800Z"
+                         *       "last_scan_at": "2026-11-24T23:18:04.713Z"
                          *     }
                          */
                         "application/json": components["schemas"]["GraphSummary"];
@@ -5174,7 +5740,7 @@ export type paths = {
                          * @example {
                          *       "results": [
                          *         {
-                         *           "id": "d9175783-10b8-46b5-a653-6c7c5e880e16",
+                         *           "id": "7021e628-3c9c-4e06-9484-4228de234279",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *           "native_id": "nat-805c64d92ad7a057c",
                          *           "type": "aws_vpc_nat_gateway",
@@ -5184,7 +5750,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "010cb4a6-fafd-45e0-93e8-4403cb46f978",
+                         *           "id": "b9f4aa6a-9a8f-4774-9174-749ffd82c40f",
                          *           "arn": "arn:aws:cloudwatch:us-east-1:533297907419:alarm:prod-apps-us-east-1-nat-a-errors",
                          *           "native_id": "prod-apps-us-east-1-nat-a-errors",
                          *           "type": "aws_cloudwatch_alarm",
@@ -5194,7 +5760,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "19144dcd-9588-4faa-b5b5-dec1ef0e937a",
+                         *           "id": "29f1aeed-4e07-4471-87ca-28e87bf7a605",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-622aa5f9d54779a56",
                          *           "native_id": "nat-622aa5f9d54779a56",
                          *           "type": "aws_vpc_nat_gateway",
@@ -5279,7 +5845,7 @@ export type paths = {
                         /**
                          * @example {
                          *       "resource": {
-                         *         "id": "d9175783-10b8-46b5-a653-6c7c5e880e16",
+                         *         "id": "7021e628-3c9c-4e06-9484-4228de234279",
                          *         "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *         "native_id": "nat-805c64d92ad7a057c",
                          *         "type": "aws_vpc_nat_gateway",
@@ -5290,7 +5856,7 @@ export type paths = {
                          *       "depth": 2,
                          *       "impacted": [
                          *         {
-                         *           "id": "c69e2e65-1470-4831-a270-60277c5fa994",
+                         *           "id": "5578eef4-d3b5-45b0-995d-0b6bf6fc8135",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-fb46d84e6fd4ab735",
                          *           "native_id": "rtb-fb46d84e6fd4ab735",
                          *           "type": "aws_vpc_route_table",
@@ -5302,8 +5868,8 @@ export type paths = {
                          *             "routes-to"
                          *           ],
                          *           "path": [
-                         *             "d9175783-10b8-46b5-a653-6c7c5e880e16",
-                         *             "c69e2e65-1470-4831-a270-60277c5fa994"
+                         *             "7021e628-3c9c-4e06-9484-4228de234279",
+                         *             "5578eef4-d3b5-45b0-995d-0b6bf6fc8135"
                          *           ],
                          *           "sources": [
                          *             "config"
@@ -5311,7 +5877,7 @@ export type paths = {
                          *           "impact": "fails"
                          *         },
                          *         {
-                         *           "id": "fd309cc8-427c-4367-b8d4-7c62ffb59d93",
+                         *           "id": "b52c01ed-8e29-4e63-845f-4b7c8ef36d86",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-046064c954d7d59f4",
                          *           "native_id": "subnet-046064c954d7d59f4",
                          *           "type": "aws_vpc_subnet",
@@ -5324,9 +5890,9 @@ export type paths = {
                          *             "depends-on"
                          *           ],
                          *           "path": [
-                         *             "d9175783-10b8-46b5-a653-6c7c5e880e16",
-                         *             "c69e2e65-1470-4831-a270-60277c5fa994",
-                         *             "fd309cc8-427c-4367-b8d4-7c62ffb59d93"
+                         *             "7021e628-3c9c-4e06-9484-4228de234279",
+                         *             "5578eef4-d3b5-45b0-995d-0b6bf6fc8135",
+                         *             "b52c01ed-8e29-4e63-845f-4b7c8ef36d86"
                          *           ],
                          *           "sources": [
                          *             "config",
@@ -5425,7 +5991,7 @@ export type paths = {
                          * @example {
                          *       "resources": [
                          *         {
-                         *           "id": "3dcce427-5e9e-4ae4-92c9-d8012e03ac94",
+                         *           "id": "ec311268-2c89-48a4-9b47-e1bbefe76b9f",
                          *           "arn": "arn:aws:iam::486733636442:root",
                          *           "native_id": "486733636442",
                          *           "type": "aws_account",
@@ -5443,7 +6009,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "abe2c8fa-f6c2-4bf2-a51f-06eb9ad4a41f",
+                         *           "id": "9bb97ffe-5743-4cca-a185-3a30ca544af9",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *           "native_id": "i-24c1986e227684136",
                          *           "type": "aws_ec2_instance",
@@ -5461,7 +6027,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "dcc2c508-3c2c-4ce1-a692-84af4d685881",
+                         *           "id": "1e255e2c-7ef3-428c-ba62-5b62eef48b7d",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *           "native_id": "i-5d53365e4b144a68a",
                          *           "type": "aws_ec2_instance",
@@ -5566,7 +6132,7 @@ export type paths = {
                          *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f; S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive.",
                          *           "resources": [
                          *             {
-                         *               "id": "ca75832f-7bad-4cf5-ab04-ddd30652d8db",
+                         *               "id": "659486cf-6664-424f-b485-275a2a8b65f0",
                          *               "arn": "arn:aws:s3:::acme-customer-exports-f5bd9f",
                          *               "native_id": "acme-customer-exports-f5bd9f",
                          *               "type": "aws_s3_bucket",
@@ -5575,7 +6141,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "dcc2c508-3c2c-4ce1-a692-84af4d685881",
+                         *               "id": "1e255e2c-7ef3-428c-ba62-5b62eef48b7d",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -5584,7 +6150,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "83ebe510-8a68-4f2c-825b-96f7e3ad460b",
+                         *               "id": "8ebb0c15-2b79-4a69-a0b3-132241d3a06d",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-4bcdfa21113276f37",
                          *               "native_id": "sg-4bcdfa21113276f37",
                          *               "type": "aws_vpc_security_group",
@@ -5594,9 +6160,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "1b20754a-d0e5-4f65-bb6a-f4aa4565f125",
-                         *             "5dfd0749-6b22-46d2-bb7e-e614cf499b45",
-                         *             "a808586c-e41b-42e5-8be5-82523bceefa1"
+                         *             "1eb843c0-0541-4e95-958a-f1dc08405f95",
+                         *             "39acc880-a705-4e2f-a48a-8b38abe799ac",
+                         *             "aaa27ae6-8942-4764-b805-29ab4c2e1f38"
                          *           ]
                          *         },
                          *         {
@@ -5605,10 +6171,10 @@ export type paths = {
                          *           "basis": "exposed_instance_unprotected_data",
                          *           "title": "Internet-exposed legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) reach prod-payments-db",
                          *           "severity": "critical",
-                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; RDS prod-payments-db has no standby: single-AZ in us-east-1a; No automated backups for RDS prod-payments-db (retention 0 days); Deletion protection off on RDS prod-payments-db; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it.",
+                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; No automated backups for RDS prod-payments-db (retention 0 days); RDS prod-payments-db has no standby: single-AZ in us-east-1a; Deletion protection off on RDS prod-payments-db; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it.",
                          *           "resources": [
                          *             {
-                         *               "id": "93a2756c-f4ff-4e65-8a96-c39565f169c6",
+                         *               "id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25",
                          *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *               "native_id": "prod-payments-db",
                          *               "type": "aws_rds_db_instance",
@@ -5617,7 +6183,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "abe2c8fa-f6c2-4bf2-a51f-06eb9ad4a41f",
+                         *               "id": "9bb97ffe-5743-4cca-a185-3a30ca544af9",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *               "native_id": "i-24c1986e227684136",
                          *               "type": "aws_ec2_instance",
@@ -5626,7 +6192,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "dcc2c508-3c2c-4ce1-a692-84af4d685881",
+                         *               "id": "1e255e2c-7ef3-428c-ba62-5b62eef48b7d",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -5636,9 +6202,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "1b20754a-d0e5-4f65-bb6a-f4aa4565f125",
-                         *             "346bc486-1fa4-47b1-8f6b-f7992dccc3b2",
-                         *             "5dfd0749-6b22-46d2-bb7e-e614cf499b45"
+                         *             "1c6f552e-39e2-4dec-b45f-53cc300dc1e6",
+                         *             "1eb843c0-0541-4e95-958a-f1dc08405f95",
+                         *             "23eb94f8-e86c-4c32-a685-010c2ad66708"
                          *           ]
                          *         },
                          *         {
@@ -5650,7 +6216,7 @@ export type paths = {
                          *           "reason": "sessions-cache has automatic failover disabled: its primary is a single point of failure. If sessions-cache fails, checkout-alb (app/checkout-alb/ded6f00c37ae5530) loses every working path (through routes-to, targets, depends-on).",
                          *           "resources": [
                          *             {
-                         *               "id": "46ac02b1-187c-4934-afdb-3a863ac2ddee",
+                         *               "id": "9e5c4318-0815-4be2-a286-ae66e7cc053c",
                          *               "arn": "arn:aws:elasticache:us-east-1:533297907419:replicationgroup:sessions-cache",
                          *               "native_id": "sessions-cache",
                          *               "type": "aws_elasticache_replication_group",
@@ -5659,7 +6225,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "f2104e82-350f-457f-b7d6-936d747901c6",
+                         *               "id": "2fa01943-293e-41af-8d20-e1907073dd3e",
                          *               "arn": "arn:aws:elasticloadbalancing:us-east-1:533297907419:loadbalancer/app/checkout-alb/ded6f00c37ae5530",
                          *               "native_id": "app/checkout-alb/ded6f00c37ae5530",
                          *               "type": "aws_ec2_application_load_balancer",
@@ -5669,7 +6235,7 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "08261a75-c296-41c0-b609-45c88fa8e58e"
+                         *             "4f38b107-f7df-4760-930f-b2eb9ba3ebf4"
                          *           ]
                          *         }
                          *       ]
@@ -5744,7 +6310,7 @@ export type paths = {
                          *       },
                          *       "added": [
                          *         {
-                         *           "id": "77980c8a-2293-4fd9-99df-bd6da7993aa1",
+                         *           "id": "94334f87-d900-48d6-ac22-a87db7d9b527",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
                          *           "native_id": "eipalloc-0fde771dfcc4ccbcb",
                          *           "type": "aws_vpc_eip",
@@ -5758,7 +6324,7 @@ export type paths = {
                          *       ],
                          *       "removed": [
                          *         {
-                         *           "id": "cdb97474-b130-4a12-8b4e-23507892b561",
+                         *           "id": "32913934-3726-42b2-beb4-46d924e7972f",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
                          *           "native_id": "vol-d15340a3c1ddd36dd",
                          *           "type": "aws_ebs_volume",
@@ -5772,7 +6338,7 @@ export type paths = {
                          *       ],
                          *       "changed": [
                          *         {
-                         *           "id": "264e0f80-7a8f-4752-8d14-50ef4faf7d22",
+                         *           "id": "25605983-a929-4312-83a3-756982b19d92",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
                          *           "native_id": "i-900314533944af883",
                          *           "type": "aws_ec2_instance",
@@ -5796,7 +6362,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "93a2756c-f4ff-4e65-8a96-c39565f169c6",
+                         *           "id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25",
                          *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *           "native_id": "prod-payments-db",
                          *           "type": "aws_rds_db_instance",
@@ -5815,7 +6381,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "d991a0bf-4a7e-4b8c-a5c4-880c7ad07f11",
+                         *           "id": "29e38099-c5f3-4f9e-90fa-ed153641714a",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
                          *           "native_id": "sg-01aafac10bbec2271",
                          *           "type": "aws_vpc_security_group",
@@ -5953,10 +6519,10 @@ export type paths = {
                         /**
                          * @example {
                          *       "status": "ready",
-                         *       "last_run_at": "2026-11-24T23:02:16.876Z",
+                         *       "last_run_at": "2026-11-24T23:18:04.780Z",
                          *       "scenarios": 39,
                          *       "findings": 5,
-                         *       "snapshot_id": "cc8b313c-629a-4326-a889-5ff6b3dfc717"
+                         *       "snapshot_id": "13715666-9829-41cc-87c8-045de7a4c394"
                          *     }
                          */
                         "application/json": components["schemas"]["ResilienceStatus"];
@@ -6040,7 +6606,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "a41be01d-d044-4c45-a2f9-604ed45565d9",
+                         *               "id": "984dbf32-54fe-46f7-8b05-81c23831e37d",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *               "name": "prod-nat-1a",
                          *               "type": "aws_vpc_nat_gateway",
@@ -6051,12 +6617,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4",
+                         *               "id": "5c422d31-02cc-440b-8f7c-d0344e72e152",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-92b190b88348b9bb3",
                          *               "name": "prod-private",
                          *               "path": [
-                         *                 "a41be01d-d044-4c45-a2f9-604ed45565d9",
-                         *                 "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4"
+                         *                 "984dbf32-54fe-46f7-8b05-81c23831e37d",
+                         *                 "5c422d31-02cc-440b-8f7c-d0344e72e152"
                          *               ],
                          *               "type": "aws_vpc_route_table",
                          *               "region": "us-east-1",
@@ -6064,13 +6630,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "32631975-fd8b-477a-a9bd-938018c21d63",
+                         *               "id": "f859973f-a243-4610-853b-7353af9806c6",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-361e68ad12e3df5fd",
                          *               "name": "prod-private-b",
                          *               "path": [
-                         *                 "a41be01d-d044-4c45-a2f9-604ed45565d9",
-                         *                 "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4",
-                         *                 "32631975-fd8b-477a-a9bd-938018c21d63"
+                         *                 "984dbf32-54fe-46f7-8b05-81c23831e37d",
+                         *                 "5c422d31-02cc-440b-8f7c-d0344e72e152",
+                         *                 "f859973f-a243-4610-853b-7353af9806c6"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -6078,13 +6644,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "71bafe29-c025-48a3-bea5-b92e42deb0be",
+                         *               "id": "8a92708d-a7ff-4b7e-81b6-d03ffd2090ed",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-823a4ada0b92019be",
                          *               "name": "prod-private-a",
                          *               "path": [
-                         *                 "a41be01d-d044-4c45-a2f9-604ed45565d9",
-                         *                 "570a1e5d-f0ab-4e39-ae23-5d60b5dae1e4",
-                         *                 "71bafe29-c025-48a3-bea5-b92e42deb0be"
+                         *                 "984dbf32-54fe-46f7-8b05-81c23831e37d",
+                         *                 "5c422d31-02cc-440b-8f7c-d0344e72e152",
+                         *                 "8a92708d-a7ff-4b7e-81b6-d03ffd2090ed"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -6107,11 +6673,11 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "ee2513a1-992f-43ba-96e0-b03b3be6ce65",
+                         *               "id": "f334572a-c421-4e1b-850b-24bae61ada53",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:13aff391-3839-23cc-d3f7-ec3f6d42d7c4:autoScalingGroupName/checkout-asg",
                          *               "name": "checkout-asg",
                          *               "path": [
-                         *                 "ee2513a1-992f-43ba-96e0-b03b3be6ce65"
+                         *                 "f334572a-c421-4e1b-850b-24bae61ada53"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6119,11 +6685,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "83c746d4-d1da-4473-975e-10c80496f8ea",
+                         *               "id": "e4af4e3c-9bd3-48ba-904a-cc86f9dca7c8",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:419c3651-6638-0cbd-0693-b6b0469009fe:autoScalingGroupName/batch-asg",
                          *               "name": "batch-asg",
                          *               "path": [
-                         *                 "83c746d4-d1da-4473-975e-10c80496f8ea"
+                         *                 "e4af4e3c-9bd3-48ba-904a-cc86f9dca7c8"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6131,11 +6697,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "3c4801c6-a8b2-4739-81c8-bb521cfef766",
+                         *               "id": "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "3c4801c6-a8b2-4739-81c8-bb521cfef766"
+                         *                 "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6155,7 +6721,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "138cc4d1-a79f-4f74-be78-c3dcbc12c9c3",
+                         *               "id": "8af5916a-0494-4aa2-adf7-cc7dfc9f2a87",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *               "name": "job-scheduler-1",
                          *               "type": "aws_ec2_instance",
@@ -6166,12 +6732,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "3c4801c6-a8b2-4739-81c8-bb521cfef766",
+                         *               "id": "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "138cc4d1-a79f-4f74-be78-c3dcbc12c9c3",
-                         *                 "3c4801c6-a8b2-4739-81c8-bb521cfef766"
+                         *                 "8af5916a-0494-4aa2-adf7-cc7dfc9f2a87",
+                         *                 "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6260,8 +6826,8 @@ export type paths = {
                 content: {
                     /**
                      * @example {
-                     *       "email": "acme-cec1e1@example.com",
-                     *       "password": "pw-47e53ccac747"
+                     *       "email": "acme-dab8ab@example.com",
+                     *       "password": "pw-d1e791e776ec"
                      *     }
                      */
                     "application/json": {
@@ -6286,13 +6852,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
-                         *         "email": "acme-cec1e1@example.com",
-                         *         "name": "acme-cec1e1",
+                         *         "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *         "email": "acme-dab8ab@example.com",
+                         *         "name": "acme-dab8ab",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "e51874d6-de29-44ed-b130-698f284ac9fc",
+                         *         "id": "932fb02f-ac84-40b0-ac68-0a3f8733efe7",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -6380,13 +6946,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "6bae4c57-190d-41c0-ab18-59a669dba501",
-                         *         "email": "acme-cec1e1@example.com",
-                         *         "name": "acme-cec1e1",
+                         *         "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *         "email": "acme-dab8ab@example.com",
+                         *         "name": "acme-dab8ab",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "e51874d6-de29-44ed-b130-698f284ac9fc",
+                         *         "id": "932fb02f-ac84-40b0-ac68-0a3f8733efe7",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -6682,6 +7248,11 @@ export type components = {
                 estimated: number;
                 resources: number;
             };
+            realized_savings: {
+                this_month: number;
+                total: number;
+                resolved_plans: number;
+            };
             coverage: {
                 resources: number;
                 types: number;
@@ -6887,6 +7458,64 @@ export type components = {
             /** @constant */
             success: true;
             marked: number;
+        };
+        ResolutionPlan: {
+            id: string;
+            finding_id: string;
+            group_id: string;
+            /** @enum {string} */
+            status: "generating" | "ready" | "failed" | "finalizing" | "resolved";
+            stale: boolean;
+            engine: string;
+            attempt: number;
+            created_at: string;
+            updated_at: string;
+            resolved_at: string | null;
+            error: string | null;
+            steps: components["schemas"]["PlanStep"][];
+            final_check: {
+                /** @enum {string} */
+                outcome: "resolved" | "still_present";
+                summary: string;
+                at: string;
+            } | null;
+            job_id?: string;
+        };
+        PlanStep: {
+            seq: number;
+            title: string;
+            instructions: string;
+            citations: {
+                /** @enum {string} */
+                kind: "finding" | "evidence" | "resource" | "learning" | "runbook";
+                ref: string;
+            }[];
+            fix_command: {
+                command: string;
+                /** @constant */
+                executed_by_service: false;
+            } | null;
+            verification: {
+                command: string;
+                done_when: string;
+            } | null;
+            how_to_confirm: string | null;
+            /** @enum {string} */
+            status: "pending" | "verifying" | "verified" | "confirmed" | "skipped" | "failed_check";
+            final: boolean;
+            last_check: {
+                at: string;
+                /** @enum {string} */
+                outcome: "passed" | "not_yet" | "not_done" | "error";
+                output_preview: string;
+            } | null;
+            skip_reason: string | null;
+            done_by: string | null;
+            done_at: string | null;
+        };
+        /** @description reason: 3..500 characters after trimming (required) */
+        SkipStepBody: {
+            reason?: string;
         };
         LearningList: {
             learnings: components["schemas"]["Learning"][];
