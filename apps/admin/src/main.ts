@@ -8,6 +8,7 @@ import {
   getScan,
   getTenantBySlug,
   requestScan,
+  runResilience,
   runScan,
   type ConnectInput,
   createTenant,
@@ -16,6 +17,12 @@ import {
   deleteUser,
   ensureDemoTenant,
   expireToken,
+  installTool,
+  listTenantTools,
+  removeTool,
+  runMorningReportJob,
+  generateMorningReport,
+  secretBoxFor,
   setDailyAgentBudget,
   updateTenant,
 } from '@opsi/core';
@@ -250,6 +257,9 @@ async function requestAndWatchScan(
     const endLine = () => void (!json && process.stderr.isTTY && process.stderr.write('\n'));
     if (!producer) {
       const done = await runScan(db, scan.id, { onProgress: show });
+      // What the pulse.resilience job does after a queued scan, here too: the graph's scenarios and risks.
+      show('resilience', done.counts as Record<string, number>);
+      await runResilience(db, tenant, { scanId: done.id });
       endLine();
       return { scan: done };
     }
@@ -439,6 +449,88 @@ demo
         { environment },
         `${o.tenant}: the demo environment is now at day ${environment.day} (${environment.now})`,
       );
+    }),
+  );
+
+const OPERATOR = { type: 'operator' as const, id: null };
+
+const tools = program.command('tools').description("a tenant's integrations (notifiers, alert sources)");
+tools
+  .command('list')
+  .description('what the tenant has: its connection, installed integrations, built-in agent tools')
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string }) => {
+      const list = await withDb(async (db) => listTenantTools(db, await tenantId(db, o.tenant)));
+      print({ tools: list }, list.map((x) => `${x.id}\t${x.status}\t${x.name}`).join('\n'));
+    }),
+  );
+tools
+  .command('install <tool_id>')
+  .description('install or reconfigure an integration (webhook needs --url and --secret, slack --url)')
+  .requiredOption('--tenant <slug>')
+  .option('--url <url>', "a notifier's target; stored encrypted, never shown")
+  .option('--secret <secret>', "a webhook's signing secret (16+ characters); stored encrypted, never shown")
+  .option(
+    '--events <list>',
+    'comma-separated: report.morning, finding.critical, incident.opened (default all)',
+  )
+  .addOption(jsonOption)
+  .action(
+    run(async (toolId: string, o: { tenant: string; url?: string; secret?: string; events?: string }) => {
+      const { tool, created } = await withDb(async (db) =>
+        installTool(db, secretBoxFor(config), await tenantId(db, o.tenant), OPERATOR, {
+          tool_id: toolId,
+          url: o.url,
+          secret: o.secret,
+          events: o.events?.split(',').map((e) => e.trim()),
+        }),
+      );
+      print(
+        { tool, created },
+        `${o.tenant}: ${created ? 'installed' : 'reconfigured'} ${tool.id} (${tool.status})`,
+      );
+    }),
+  );
+tools
+  .command('remove <tool_id>')
+  .description('remove an installed integration')
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (toolId: string, o: { tenant: string }) => {
+      await withDb(async (db) => removeTool(db, await tenantId(db, o.tenant), OPERATOR, toolId));
+      print({ removed: toolId }, `${o.tenant}: removed ${toolId}`);
+    }),
+  );
+
+program
+  .command('report')
+  .description(
+    "write the tenant's morning report now, covering the time since the previous one; with REDIS_URL its notifier deliveries are queued for the workers",
+  )
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string }) => {
+      const report = await withDb(async (db) => {
+        const id = await tenantId(db, o.tenant);
+        const input = { tenantId: id, periodTo: new Date(), requestedBy: 'operator' };
+        if (!config.REDIS_URL) return (await generateMorningReport(db, id, input)).report;
+        const producer = new JobProducer(createRedis(config.REDIS_URL, 'producer'), config.REDIS_PREFIX);
+        try {
+          const done = await runMorningReportJob(db, producer, input, {
+            attempts: config.NOTIFY_ATTEMPTS,
+            backoffMs: config.NOTIFY_BACKOFF_MS,
+            timeoutMs: config.NOTIFY_TIMEOUT_MS,
+          });
+          return { ...(await generateMorningReport(db, id, input)).report, deliveries: done.deliveries };
+        } finally {
+          await producer.close();
+        }
+      });
+      print({ report }, `${o.tenant}: ${report.headline}`);
     }),
   );
 

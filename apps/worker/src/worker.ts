@@ -2,13 +2,17 @@ import { createServer, type Server } from 'node:http';
 import { createEngine } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
+  attemptDelivery,
   cancelChannel,
   executeReinvestigation,
   executeRun,
+  notifyCriticalFindings,
   requestScan,
+  runMorningReportJob,
   runResilience,
   runScan,
   ScanBusy,
+  secretBoxFor,
   sweepRuns,
   type JobState,
 } from '@opsi/core';
@@ -75,8 +79,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     maxRetries: config.AGENT_MAX_RETRIES,
   });
 
-  // Handlers per queue. Queues whose jobs arrive with later work (scans, plans, reports) have none yet,
-  // and a pool configured for them refuses to start rather than take jobs it cannot do.
+  const delivery = {
+    attempts: config.NOTIFY_ATTEMPTS,
+    backoffMs: config.NOTIFY_BACKOFF_MS,
+    timeoutMs: config.NOTIFY_TIMEOUT_MS,
+  };
+  // Handlers per queue. Queues whose jobs arrive with later work (plans) have none yet, and a pool
+  // configured for them refuses to start rather than take jobs it cannot do.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
     pulse: {
       scan: async (payload, ctx) => {
@@ -86,19 +95,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           scanId = (await requestScan(deps.db, null, payload.tenant_id, 'schedule')).id;
           await ctx.job.updateData({ ...payload, scan_id: scanId });
         }
+        let scan;
         try {
-          const scan = await runScan(deps.db, scanId);
-          // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
-          await producer.enqueue(
-            'pulse',
-            'resilience',
-            { tenant_id: payload.tenant_id, scan_id: scan.id },
-            { jobId: `resilience-${scan.id}` },
-          );
-          return { scan_id: scan.id, status: scan.status };
+          scan = await runScan(deps.db, scanId);
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
+        // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
+        await producer.enqueue(
+          'pulse',
+          'resilience',
+          { tenant_id: payload.tenant_id, scan_id: scan.id },
+          { jobId: `resilience-${scan.id}` },
+        );
+        if (scan.status === 'completed')
+          await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
+        return { scan_id: scan.id, status: scan.status };
       },
       resilience: async (payload) => {
         const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
@@ -111,6 +123,33 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           return retryLaterIfBusy(e, ctx);
         }
       },
+    },
+    reports: {
+      morning: async (payload, ctx) => {
+        // A scheduled job names no period end: record one, so a retry writes the same period's report.
+        let periodTo = payload.period_to;
+        if (!periodTo) {
+          periodTo = new Date().toISOString();
+          await ctx.job.updateData({ ...payload, period_to: periodTo });
+        }
+        return runMorningReportJob(
+          deps.db,
+          producer,
+          {
+            tenantId: payload.tenant_id,
+            periodTo: new Date(periodTo),
+            requestedBy: payload.requested_by ?? 'schedule',
+          },
+          delivery,
+        );
+      },
+      deliver: (payload, ctx) =>
+        attemptDelivery(deps.db, secretBoxFor(config), payload.delivery_id, {
+          tenantId: payload.tenant_id,
+          lastAttempt: ctx.job.attemptsStarted >= (ctx.job.opts.attempts ?? 1),
+          timeoutMs: config.NOTIFY_TIMEOUT_MS,
+          publicUrl: config.publicUrl,
+        }),
     },
     agent: {
       turn: (payload, ctx) =>

@@ -27,6 +27,20 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ BULL_BOARD_ENABLED: 'true' })).toThrow(/OPERATOR_USER/);
   });
 
+  it('serves reports by default, and needs SECRETS_KEY (32+ characters) in production only', () => {
+    const c = loadConfig({});
+    expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse', 'reports']);
+    expect(c.SECRETS_KEY).toBeUndefined();
+    expect(c).toMatchObject({ NOTIFY_ATTEMPTS: 5, NOTIFY_BACKOFF_MS: 30_000, NOTIFY_TIMEOUT_MS: 10_000 });
+    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+      /SECRETS_KEY: needed when NODE_ENV=production/,
+    );
+    expect(() => loadConfig({ SECRETS_KEY: 'too-short' })).toThrow(/SECRETS_KEY/);
+    expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: 'k'.repeat(32) }).SECRETS_KEY).toBe(
+      'k'.repeat(32),
+    );
+  });
+
   it('configures hosted models and refuses incomplete ones', () => {
     expect(loadConfig({}).AGENT_MAX_STEPS).toBe(8);
     const openai = loadConfig({

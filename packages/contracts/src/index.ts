@@ -3,4 +3,6 @@ export * from './identity';
 export * from './runs';
 export * from './pulse';
 export * from './knowledge';
+export * from './plan-review';
+export * from './reports';
 export * from './graph';

@@ -238,6 +238,7 @@ export const NotificationList = z
         title: z.string(),
         body: z.string(),
         finding_id: z.string().nullable(),
+        report_id: z.string().nullable(),
         created_at: z.string(),
         read: z.boolean(),
       }),

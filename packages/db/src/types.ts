@@ -106,6 +106,8 @@ export interface AgentRunsTable {
   selected_tools: string[] | null;
   attempts: ColumnType<number, number | undefined, number>;
   last_seq: ColumnType<number, number | undefined, number>;
+  /** Never below any seq handed out for this run (reserved in blocks before use). */
+  seq_reserved: ColumnType<number, number | undefined, number>;
   reply: string | null;
   error: string | null;
   terminal_event: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
@@ -380,6 +382,7 @@ export interface NotificationsTable {
   title: string;
   body: string;
   finding_id: string | null;
+  report_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   read_at: NullableTimestamp;
 }
@@ -393,6 +396,64 @@ export interface LearningsTable {
   /** `user:<email>`, or the agent or job that wrote it. */
   created_by: string;
   created_at: CreatedAt;
+  source: ColumnType<LearningSource, LearningSource | undefined, LearningSource>;
+  last_used_at: NullableTimestamp;
+  used_count: ColumnType<number, number | undefined, number>;
+  archived_at: NullableTimestamp;
+}
+
+export type LearningSource = 'user' | 'agent' | 'plan';
+
+export interface MorningReportsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  period_from: Timestamp;
+  period_to: Timestamp;
+  generated_at: CreatedAt;
+  requested_by: string;
+  headline: string;
+  sections: JsonColumn<Record<string, unknown>>;
+}
+
+export interface TenantToolsTable {
+  tenant_id: string;
+  tool_id: string;
+  status: ColumnType<'active' | 'disabled', 'active' | 'disabled' | undefined, 'active' | 'disabled'>;
+  /** Never a secret: URLs and secrets live only in secret_ciphertext. */
+  settings: JsonColumn<Record<string, unknown>>;
+  secret_ciphertext: string | null;
+  installed_by: string;
+  installed_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface NotifierDeliveriesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  tool_id: string;
+  event_kind: string;
+  subject_id: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  response_status: number | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  delivered_at: NullableTimestamp;
+}
+
+export interface RunbooksTable {
+  id: Generated<string>;
+  tenant_id: string;
+  title: string;
+  service: string | null;
+  applies_to: JsonColumn<Record<string, string[]>>;
+  steps: JsonColumn<string[]>;
+  created_by: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
 }
 
 /** One run of the resilience engine over a snapshot (the pulse.resilience job). */
@@ -443,6 +504,10 @@ export interface Database {
   finding_group_events: FindingGroupEventsTable;
   notifications: NotificationsTable;
   learnings: LearningsTable;
+  morning_reports: MorningReportsTable;
+  tenant_tools: TenantToolsTable;
+  notifier_deliveries: NotifierDeliveriesTable;
+  runbooks: RunbooksTable;
   resilience_runs: ResilienceRunsTable;
 }
 

@@ -26,7 +26,10 @@ export class JobProducer {
     queue: Q,
     job: J,
     payload: JobPayload<Q, J>,
-    options: Pick<JobsOptions, 'jobId' | 'delay' | 'priority' | 'deduplication'> = {},
+    options: Pick<
+      JobsOptions,
+      'jobId' | 'delay' | 'priority' | 'deduplication' | 'attempts' | 'backoff'
+    > = {},
   ) {
     const definition = jobDefinition(queue, job);
     if (!definition) throw new Error(`queue ${queue} declares no job ${job}`);

@@ -62,9 +62,20 @@ export const QUEUES = {
   },
   reports: {
     jobs: {
-      morning: job(z.object({ tenant_id: TenantId }), {
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 60_000 },
+      // A scheduled job carries only the tenant: the first attempt records period_to in the job, so a
+      // retry writes the same period's report (unique per tenant and period end).
+      morning: job(
+        z.object({
+          tenant_id: TenantId,
+          period_to: z.iso.datetime({ offset: true }).optional(),
+          requested_by: z.string().min(1).max(200).optional(),
+        }),
+        { attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
+      ),
+      // One notifier delivery; attempts and backoff come from NOTIFY_ATTEMPTS / NOTIFY_BACKOFF_MS at enqueue.
+      deliver: job(z.object({ tenant_id: TenantId, delivery_id: z.uuid() }), {
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 30_000 },
       }),
     },
   },

@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { ciRoutes } from './ci.routes';
 import { graphRoutes } from './graph.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
@@ -19,6 +20,7 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...pulseRoutes,
   ...knowledgeRoutes,
+  ...ciRoutes,
   ...graphRoutes,
   ...authRoutes,
   ...pageRoutes,

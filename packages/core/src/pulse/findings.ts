@@ -357,7 +357,7 @@ export function listNotifications(
 ) {
   let q = db
     .selectFrom('notifications')
-    .select(['id', 'kind', 'title', 'body', 'finding_id', 'created_at', 'read_at'])
+    .select(['id', 'kind', 'title', 'body', 'finding_id', 'report_id', 'created_at', 'read_at'])
     .where('tenant_id', '=', tenantId);
   if (opts.unread === true) q = q.where('read_at', 'is', null);
   if (opts.unread === false) q = q.where('read_at', 'is not', null);
