@@ -1,11 +1,16 @@
 import { createServer, type Server } from 'node:http';
-import { createEngine } from '@opsi/agent';
+import { createEngine, createPlanDrafter } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
   attemptDelivery,
   cancelChannel,
+  abandonFinalize,
+  executeFinalizePlan,
+  executeGeneratePlan,
   executeReinvestigation,
   executeRun,
+  executeVerifyStep,
+  type PlanDrafter,
   notifyCriticalFindings,
   requestScan,
   runMorningReportJob,
@@ -79,13 +84,21 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     maxRetries: config.AGENT_MAX_RETRIES,
   });
 
+  // A hosted AGENT_ENGINE also drafts plan steps; its drafts are validated like the built-in ones.
+  const drafter = createPlanDrafter({
+    engine: config.AGENT_ENGINE,
+    model: config.AGENT_MODEL,
+    baseUrl: config.AGENT_BASE_URL,
+    apiKey: config.AGENT_API_KEY,
+    maxRetries: config.AGENT_MAX_RETRIES,
+  }) as PlanDrafter | undefined;
+
   const delivery = {
     attempts: config.NOTIFY_ATTEMPTS,
     backoffMs: config.NOTIFY_BACKOFF_MS,
     timeoutMs: config.NOTIFY_TIMEOUT_MS,
   };
-  // Handlers per queue. Queues whose jobs arrive with later work (plans) have none yet, and a pool
-  // configured for them refuses to start rather than take jobs it cannot do.
+  // Handlers per queue: every declared queue has them.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
     pulse: {
       scan: async (payload, ctx) => {
@@ -121,6 +134,36 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           return await executeReinvestigation(deps.db, payload.tenant_id, payload.finding_id);
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
+        }
+      },
+    },
+    plans: {
+      generate: (payload) =>
+        executeGeneratePlan(
+          { db: deps.db, drafter, generationTimeoutMs: config.PLAN_GENERATION_TIMEOUT_MS },
+          payload.tenant_id,
+          payload.plan_id,
+        ),
+      verify: async (payload, ctx) => {
+        const tries = payload.tries ?? 0;
+        const result = await executeVerifyStep({ db: deps.db }, payload, {
+          tries,
+          retries: config.PLAN_VERIFY_RETRIES,
+        });
+        if (result.outcome !== 'retry') return result;
+        // Not reflected by the cloud yet: check again shortly; the step stays `verifying`.
+        await ctx.job.updateData({ ...payload, tries: tries + 1 });
+        await ctx.job.moveToDelayed(Date.now() + config.PLAN_VERIFY_RETRY_DELAY_MS, ctx.token);
+        throw new DelayedError();
+      },
+      finalize: async (payload, ctx) => {
+        try {
+          return await executeFinalizePlan({ db: deps.db }, payload);
+        } catch (e) {
+          // The last attempt gives the plan back (ready, with the reason): finalize can be asked again.
+          if (ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1))
+            await abandonFinalize(deps.db, payload.tenant_id, payload.plan_id, (e as Error).message);
+          throw e;
         }
       },
     },

@@ -57,7 +57,7 @@ export const EnvSchema = z.object({
   // Worker pools: which queues this process serves, and how many jobs of each at once.
   WORKER_QUEUES: z
     .string()
-    .default('agent,pulse,reports')
+    .default('agent,pulse,plans,reports')
     .transform((v) =>
       v
         .split(',')
@@ -68,6 +68,10 @@ export const EnvSchema = z.object({
   WORKER_CONCURRENCY_AGENT: z.coerce.number().int().min(1).max(1000).default(8),
   WORKER_CONCURRENCY_PULSE: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY_PLANS: z.coerce.number().int().min(1).max(256).default(4),
+  /** Resolution plans: generation that passes this is failed (retryable); verify re-checks not yet reflected changes. */
+  PLAN_GENERATION_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  PLAN_VERIFY_RETRIES: z.coerce.number().int().min(0).max(20).default(3),
+  PLAN_VERIFY_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(5_000),
   WORKER_CONCURRENCY_REPORTS: z.coerce.number().int().min(1).max(64).default(2),
   /** How long SIGTERM waits for active jobs before handing them back (they resume elsewhere). */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),

@@ -3,6 +3,7 @@ export * from './identity';
 export * from './runs';
 export * from './pulse';
 export * from './knowledge';
+export * from './plans';
 export * from './plan-review';
 export * from './reports';
 export * from './graph';

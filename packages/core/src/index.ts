@@ -15,6 +15,7 @@ export * from './pulse/findings';
 export * from './pulse/reinvestigate';
 export * from './agent/tools';
 export * from './knowledge/learnings';
+export * from './plans/index';
 export * from './plan-review/index';
 export * from './reports/sources';
 export * from './reports/morning-report';

@@ -456,6 +456,58 @@ export interface RunbooksTable {
   updated_at: UpdatedAt;
 }
 
+export type PlanStatus = 'generating' | 'ready' | 'failed' | 'finalizing' | 'resolved';
+export type PlanStepStatus = 'pending' | 'verifying' | 'verified' | 'confirmed' | 'skipped' | 'failed_check';
+
+export interface ResolutionPlansTable {
+  id: Generated<string>;
+  tenant_id: string;
+  group_id: string;
+  finding_id: string;
+  status: ColumnType<PlanStatus, PlanStatus | undefined, PlanStatus>;
+  stale: ColumnType<boolean, boolean | undefined, boolean>;
+  error: string | null;
+  engine: ColumnType<string, string | undefined, string>;
+  attempt: ColumnType<number, number | undefined, number>;
+  evidence_hash: string | null;
+  generation_started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  final_check: JsonColumn<{ outcome: 'resolved' | 'still_present'; summary: string; at: string }> | null;
+  created_by: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  resolved_at: NullableTimestamp;
+}
+
+export interface ResolutionPlanStepsTable {
+  plan_id: string;
+  tenant_id: string;
+  seq: number;
+  title: string;
+  instructions: string;
+  citations: JsonColumn<Array<{ kind: string; ref: string }>>;
+  fix_command: string | null;
+  verification: JsonColumn<{ command: string; done_when: string }> | null;
+  check_spec: JsonColumn<Record<string, unknown>> | null;
+  how_to_confirm: string | null;
+  status: ColumnType<PlanStepStatus, PlanStepStatus | undefined, PlanStepStatus>;
+  final: ColumnType<boolean, boolean | undefined, boolean>;
+  last_check: JsonColumn<{ at: string; outcome: string; output_preview: string }> | null;
+  skip_reason: string | null;
+  done_by: string | null;
+  done_at: NullableTimestamp;
+}
+
+export interface RealizedSavingsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  plan_id: string;
+  attempt: number;
+  group_id: string;
+  finding_id: string;
+  monthly_usd: ColumnType<number, number, number>;
+  realized_at: CreatedAt;
+}
+
 /** One run of the resilience engine over a snapshot (the pulse.resilience job). */
 export interface ResilienceRunsTable {
   id: Generated<string>;
@@ -504,6 +556,9 @@ export interface Database {
   finding_group_events: FindingGroupEventsTable;
   notifications: NotificationsTable;
   learnings: LearningsTable;
+  resolution_plans: ResolutionPlansTable;
+  resolution_plan_steps: ResolutionPlanStepsTable;
+  realized_savings: RealizedSavingsTable;
   morning_reports: MorningReportsTable;
   tenant_tools: TenantToolsTable;
   notifier_deliveries: NotifierDeliveriesTable;

@@ -2,10 +2,13 @@ import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
 import { ciRoutes } from './ci.routes';
+import { cliLoginRoutes } from './cli-login.routes';
+import { docsRoutes } from './docs.routes';
 import { graphRoutes } from './graph.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
+import { planRoutes } from './plans.routes';
 import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
@@ -19,9 +22,12 @@ export const routes: RouteSpec[] = [
   ...agentRoutes,
   ...sessionRoutes,
   ...pulseRoutes,
+  ...planRoutes,
   ...knowledgeRoutes,
   ...ciRoutes,
   ...graphRoutes,
   ...authRoutes,
   ...pageRoutes,
+  ...cliLoginRoutes,
+  ...docsRoutes,
 ];
