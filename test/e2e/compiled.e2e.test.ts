@@ -71,6 +71,12 @@ describe('compiled JavaScript', { timeout: 300_000 }, () => {
     const ready = await fetch(`${api.url}/readyz`);
     expect(ready.status).toBe(200);
     await expectPages(api.url);
+    // The API reference's assets come from node_modules (swagger-ui-dist), resolved from the bundle.
+    const docs = await fetch(`${api.url}/docs`);
+    expect(docs.status).toBe(200);
+    const docAssets = [...(await docs.text()).matchAll(/(?:href|src)="(\/docs\/assets\/[^"]+)"/g)];
+    expect(docAssets.length).toBeGreaterThan(0);
+    for (const [, path] of docAssets) expect((await fetch(`${api.url}${path}`)).status, path).toBe(200);
   });
 
   it('npm start in production (embedded) runs the standalone bundle', async () => {
