@@ -2,6 +2,8 @@ import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
 import { ciRoutes } from './ci.routes';
+import { cliLoginRoutes } from './cli-login.routes';
+import { docsRoutes } from './docs.routes';
 import { graphRoutes } from './graph.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
@@ -26,4 +28,6 @@ export const routes: RouteSpec[] = [
   ...graphRoutes,
   ...authRoutes,
   ...pageRoutes,
+  ...cliLoginRoutes,
+  ...docsRoutes,
 ];
