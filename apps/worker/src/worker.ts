@@ -5,7 +5,9 @@ import {
   cancelChannel,
   executeReinvestigation,
   executeRun,
+  processAlertBatch,
   requestScan,
+  triageInventoryAlerts,
   runScan,
   ScanBusy,
   sweepRuns,
@@ -17,6 +19,7 @@ import {
   DelayedError,
   JobProducer,
   RunEventLog,
+  TimelineLog,
   type JobContext,
   type QueueHandlers,
   type QueueName,
@@ -48,6 +51,7 @@ const CONCURRENCY: Record<QueueName, keyof Config> = {
   pulse: 'WORKER_CONCURRENCY_PULSE',
   plans: 'WORKER_CONCURRENCY_PLANS',
   reports: 'WORKER_CONCURRENCY_REPORTS',
+  triage: 'WORKER_CONCURRENCY_TRIAGE',
 };
 
 /** Another scan of the tenant is running: come back later rather than fail or run alongside. */
@@ -65,6 +69,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const command = createRedis(deps.redisUrl, 'command');
   const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
   const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
+  const timeline = new TimelineLog(command, prefix);
+  const triageDeps = {
+    db: deps.db,
+    timeline,
+    dedupeWindowMinutes: config.TRIAGE_DEDUPE_WINDOW_MINUTES,
+    correlationWindowMinutes: config.TRIAGE_CORRELATION_WINDOW_MINUTES,
+  };
   const engine = createEngine({
     engine: config.AGENT_ENGINE,
     model: config.AGENT_MODEL,
@@ -87,6 +98,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         }
         try {
           const scan = await runScan(deps.db, scanId);
+          // The alert events the scan brought in go through triage (the job id makes a retry harmless).
+          if (scan.status === 'completed')
+            await producer.enqueue(
+              'triage',
+              'scan',
+              { tenant_id: payload.tenant_id, scan_id: scan.id },
+              { jobId: `scan-${scan.id}` },
+            );
           return { scan_id: scan.id, status: scan.status };
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
@@ -100,6 +119,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         }
       },
     },
+    triage: {
+      alerts: (payload) => processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id),
+      scan: (payload) => triageInventoryAlerts(triageDeps, payload.tenant_id),
+    },
     agent: {
       turn: (payload, ctx) =>
         executeRun(
@@ -110,6 +133,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             engine,
             redisPrefix: prefix,
             turnTimeoutMs: config.AGENT_TURN_TIMEOUT_MS,
+            timeline,
           },
           payload.run_id,
           { attempt: ctx.job.attemptsStarted, signal: ctx.signal, log: ctx.log },

@@ -3,3 +3,5 @@ export * from './identity';
 export * from './runs';
 export * from './pulse';
 export * from './knowledge';
+export * from './incidents';
+export * from './triage';

@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { incidentRoutes } from './incidents.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
@@ -8,6 +9,7 @@ import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
 import { tokenRoutes } from './tokens.routes';
+import { triageRoutes } from './triage.routes';
 
 /** Every API and page route; operational routes are added by the app (they need its metrics). */
 export const routes: RouteSpec[] = [
@@ -18,6 +20,8 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...pulseRoutes,
   ...knowledgeRoutes,
+  ...incidentRoutes,
+  ...triageRoutes,
   ...authRoutes,
   ...pageRoutes,
 ];

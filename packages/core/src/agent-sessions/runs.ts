@@ -2,10 +2,11 @@ import type { Redis } from 'ioredis';
 import { EngineError, type AgentEngine } from '@opsi/agent';
 import type { RunEvent } from '@opsi/contracts';
 import { sql, type Db } from '@opsi/db';
-import { isTerminal, type JobProducer, type RunEventLog } from '@opsi/jobs';
+import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { availableTools, buildAgentTools } from '../agent/tools';
 import { listLearnings } from '../knowledge/learnings';
+import { citedIds, incidentTurnContext, recordInvestigationEvent } from '../incidents/investigation';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
@@ -24,6 +25,10 @@ export interface StartRunInput {
   prompt: string;
   sessionId?: string | undefined;
   selectedTools?: string[] | undefined;
+  /** An investigation of this incident: the run and its session are bound to it. */
+  incidentId?: string | undefined;
+  purpose?: 'investigation' | undefined;
+  sessionName?: string | undefined;
 }
 
 const CANCELLED = 'Run cancelled: its session was deleted.';
@@ -73,16 +78,18 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
     // session is created or touched only if it is this tenant's (another tenant's id matches the
     // conflict but not its WHERE, so nothing follows), then the run and the prompt.
     const sessionId = input.sessionId ?? crypto.randomUUID();
-    const name = input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session';
+    const name = input.sessionName ?? (input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session');
+    const incidentId = input.incidentId ?? null;
     const created = await sql<{ id: string; session_id: string }>`
       with s as (
-        insert into agent_sessions (id, tenant_id, created_by, name)
-        values (${sessionId}, ${auth.tenant.id}, ${auth.user.id}, ${name})
+        insert into agent_sessions (id, tenant_id, created_by, name, incident_id)
+        values (${sessionId}, ${auth.tenant.id}, ${auth.user.id}, ${name}, ${incidentId}::uuid)
         on conflict (id) do update set updated_at = now() where agent_sessions.tenant_id = ${auth.tenant.id}
         returning id
       ), r as (
-        insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools)
-        select ${auth.tenant.id}, s.id, ${auth.token.id}, ${input.prompt}, ${input.selectedTools ?? null}::text[] from s
+        insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools, incident_id, purpose)
+        select ${auth.tenant.id}, s.id, ${auth.token.id}, ${input.prompt}, ${input.selectedTools ?? null}::text[],
+          ${incidentId}::uuid, ${input.purpose ?? null} from s
         returning id, session_id
       ), m as (
         insert into agent_messages (tenant_id, session_id, run_id, role, content)
@@ -218,6 +225,8 @@ export interface RunExecuteDeps {
   engine: AgentEngine;
   redisPrefix: string;
   turnTimeoutMs: number;
+  /** The live side of incident timelines, for investigations' events. */
+  timeline?: TimelineLog | undefined;
 }
 
 /**
@@ -244,6 +253,8 @@ export async function executeRun(
         'selected_tools',
         'last_seq',
         'created_at',
+        'incident_id',
+        'purpose',
       ])
       .where('id', '=', runId)
       .executeTakeFirst(),
@@ -253,13 +264,56 @@ export async function executeRun(
   if (!run) return { outcome: 'gone' as const };
   if (last && isTerminal(last)) {
     await finishRun(deps.db, runId, last); // the worker died between the stream and the row
+    if (run.purpose === 'investigation' && run.incident_id) {
+      // ... or between the row and the timeline.
+      const completed = last.kind === 'run.completed';
+      const text = completed ? String(last.reply) : `The investigation failed: ${String(last.detail)}`;
+      await recordInvestigationEvent(
+        deps.db,
+        deps.timeline,
+        run.tenant_id,
+        run.incident_id,
+        runId,
+        completed ? 'investigation_completed' : 'investigation_failed',
+        text,
+        { session_id: run.session_id, ...(completed ? { cited: citedIds(text) } : {}) },
+      );
+    }
     return { outcome: 'already-ended' as const };
   }
   if (run.status === 'completed' || run.status === 'failed') return { outcome: 'already-ended' as const };
 
+  const investigation = run.purpose === 'investigation' && run.incident_id ? run.incident_id : undefined;
   const end = async (kind: 'run.completed' | 'run.failed', data: { reply: string } | { detail: string }) => {
     const terminal = await deps.log.append(runId, kind, data as never, run.last_seq);
     if (terminal) await finishRun(deps.db, runId, terminal);
+    if (investigation) {
+      // Written once per run, after the run's own terminal event (a retry after a crash here writes it then).
+      if (kind === 'run.completed') {
+        const reply = (data as { reply: string }).reply;
+        await recordInvestigationEvent(
+          deps.db,
+          deps.timeline,
+          run.tenant_id,
+          investigation,
+          runId,
+          'investigation_completed',
+          reply,
+          { session_id: run.session_id, cited: citedIds(reply) },
+        );
+      } else {
+        await recordInvestigationEvent(
+          deps.db,
+          deps.timeline,
+          run.tenant_id,
+          investigation,
+          runId,
+          'investigation_failed',
+          `The investigation failed: ${(data as { detail: string }).detail}`,
+          { session_id: run.session_id },
+        );
+      }
+    }
     return terminal;
   };
 
@@ -280,6 +334,17 @@ export async function executeRun(
     }))
     .where('id', '=', runId)
     .execute();
+  if (investigation)
+    await recordInvestigationEvent(
+      deps.db,
+      deps.timeline,
+      run.tenant_id,
+      investigation,
+      runId,
+      'investigation_started',
+      'The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.',
+      { session_id: run.session_id },
+    );
   // Postgres keeps a checkpoint of the last seq (at start, resume, tool results and the final message),
   // the floor from which numbering continues if Redis ever loses the stream.
   const checkpoint = (seq: number) =>
@@ -290,7 +355,18 @@ export async function executeRun(
       .where('last_seq', '<', seq)
       .execute();
 
-  const [history, learnings] = await Promise.all([
+  // A turn bound to an incident (an investigation, or a war room's session) sees it.
+  const boundIncident =
+    run.incident_id ??
+    (
+      await deps.db
+        .selectFrom('agent_sessions')
+        .select('incident_id')
+        .where('id', '=', run.session_id)
+        .executeTakeFirst()
+    )?.incident_id ??
+    null;
+  const [history, learnings, incidentContext] = await Promise.all([
     deps.db
       .selectFrom('agent_messages')
       .select(['role', 'content'])
@@ -300,6 +376,7 @@ export async function executeRun(
       .orderBy('created_at')
       .execute(),
     listLearnings(deps.db, run.tenant_id, { limit: TURN_LEARNINGS }),
+    boundIncident ? incidentTurnContext(deps.db, run.tenant_id, boundIncident) : undefined,
   ]);
 
   const deadline = AbortSignal.timeout(deps.turnTimeoutMs);
@@ -318,6 +395,10 @@ export async function executeRun(
         ),
         signal,
         learnings: learnings.map(({ id, fact, service }) => ({ id, fact, service })),
+        incident:
+          boundIncident && incidentContext
+            ? { id: boundIncident, context: incidentContext, investigation: Boolean(investigation) }
+            : undefined,
       },
       async ({ kind, ...data }) => {
         const appended = await deps.log.append(runId, kind, data as never, run.last_seq);
