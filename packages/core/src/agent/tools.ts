@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { AgentTool, ToolInfo } from '@opsi/agent';
 import { sql, type Db } from '@opsi/db';
 import { DEFAULT_LIMITS, runSandboxed } from '@opsi/detectors';
+import { buildIncidentTools } from '../incidents/agent-tools';
 import { listLearnings } from '../knowledge/learnings';
 import { getFinding, listFindings, listRecommendations, pulseOverview } from '../pulse/findings';
 
@@ -446,6 +447,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
         return { rows: result.rows, row_count: result.rowCount, truncated: result.truncated };
       },
     },
+    ...buildIncidentTools(db, tenantId),
   ];
   return tools;
 }
