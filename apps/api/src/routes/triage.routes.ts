@@ -6,7 +6,14 @@ import {
   TriageOverview,
   TriageRuleList,
 } from '@opsi/contracts';
-import { acceptAlerts, batchDecisions, listTriageEvents, listTriageRules, triageOverview } from '@opsi/core';
+import {
+  acceptAlerts,
+  batchDecisions,
+  listTriageEvents,
+  listTriageRules,
+  triageOverview,
+  type TriageDecision,
+} from '@opsi/core';
 import { defineRoute, reply } from '../http/route';
 import type { ApiDeps } from '../deps';
 
@@ -72,12 +79,18 @@ export const postTriageAlerts = defineRoute({
       { jobId: batchId },
     );
     let pending = false;
+    let result: { decisions?: TriageDecision[] } | undefined;
     try {
-      await job.waitUntilFinished(events, deps.config.TRIAGE_WAIT_MS);
+      result = (await job.waitUntilFinished(events, deps.config.TRIAGE_WAIT_MS)) as typeof result;
     } catch {
       pending = true; // not decided in time (or failed and retrying): the events show it later
     }
-    const decided = pending ? [] : await batchDecisions(deps.db, auth.tenant.id, batchId);
+    // A retried job's result holds only what its last attempt decided: then read the batch back.
+    const decided = pending
+      ? []
+      : result?.decisions?.length === accepted
+        ? result.decisions
+        : await batchDecisions(deps.db, auth.tenant.id, batchId);
     return reply(202, {
       accepted,
       batch_id: batchId,

@@ -167,55 +167,82 @@ async function tenantRules(tx: Tx, tenantId: string): Promise<TriageRuleView[]> 
   return rows.map((r) => ({ ...r, built_in: false }));
 }
 
+/** What the caller records with a decision, in the same statement or transaction. */
+export type Bookkeeping = { inboxId: number } | { ref: string } | undefined;
+
+async function keep(tx: Tx, tenantId: string, book: Bookkeeping, d: TriageDecision) {
+  if (!book) return;
+  if ('inboxId' in book)
+    await tx
+      .updateTable('triage_inbox')
+      .set({ event_id: d.event_id, action: d.action, processed_at: new Date() })
+      .where('id', '=', book.inboxId)
+      .execute();
+  else
+    await tx
+      .insertInto('triage_refs')
+      .values({ tenant_id: tenantId, ref: book.ref, event_id: d.event_id })
+      .execute();
+}
+
 /**
- * Decides one alert, in one transaction: deduplicate (same fingerprint within the window: the event's
- * count goes up), else suppress by rule, else correlate with an open incident (same resource, or connected
- * in the graph, alerted within the window) and attach, else open an incident when a route rule says so
- * (linking the last resolved incident with the same fingerprint as its recurrence), else record it as new.
- * Repeats of one fingerprint serialize on their own lock; new alerts of a tenant on the tenant's, so two
- * alerts of one problem never open two incidents. `onDecided` runs in the same transaction (the caller's
- * bookkeeping: the inbox row, the inventory reference).
+ * Decides one alert. A repeat (same fingerprint within the window) is one statement: the event's count
+ * goes up and the caller's bookkeeping is written with it, atomically. Anything else is one transaction:
+ * under the fingerprint's lock (re-checking for a repeat) and the tenant's, suppress by rule, else
+ * correlate with an open incident (same resource, or connected in the graph, alerted within the window)
+ * and attach, else open an incident when a route rule says so (linking the last resolved incident with
+ * the same fingerprint as its recurrence), else record it as new. Two alerts of one problem never open
+ * two incidents.
  */
 export async function decideAlert(
   deps: TriageDeps,
   tenantId: string,
   a: NormalizedAlert,
-  onDecided?: (tx: Tx, d: TriageDecision) => Promise<void>,
+  book?: Bookkeeping,
 ): Promise<TriageDecision> {
+  const at = new Date(a.starts_at);
+  const windowMs = deps.dedupeWindowMinutes * 60_000;
+  const fast = await repeat(deps.db, tenantId, a, at, windowMs, book);
+  if (fast) return fast;
   return deps.db.transaction().execute(async (tx) => {
     await lock(tx, `${tenantId}:triage:fp:${a.fingerprint}`);
-    const at = new Date(a.starts_at);
-    const windowMs = deps.dedupeWindowMinutes * 60_000;
-    const dup = await tx
-      .selectFrom('triage_events')
-      .select(['id', 'incident_id', 'action'])
-      .where('tenant_id', '=', tenantId)
-      .where('fingerprint', '=', a.fingerprint)
-      .where('last_at', '>=', new Date(at.getTime() - windowMs))
-      .where('first_at', '<=', new Date(at.getTime() + windowMs))
-      .orderBy('last_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    let decision: TriageDecision;
-    if (dup) {
-      await tx
-        .updateTable('triage_events')
-        .set((eb) => ({
-          count: eb('count', '+', 1),
-          last_at: sql<Date>`greatest(last_at, ${at})`,
-          first_at: sql<Date>`least(first_at, ${at})`,
-          status: a.status,
-        }))
-        .where('id', '=', dup.id)
-        .execute();
-      decision = { event_id: Number(dup.id), action: 'deduplicated', incident_id: dup.incident_id };
-    } else {
-      await lock(tx, `${tenantId}:triage`);
-      decision = await decideNew(deps, tx, tenantId, a, at);
-    }
-    await onDecided?.(tx, decision);
+    const again = await repeat(tx, tenantId, a, at, windowMs, book);
+    if (again) return again;
+    await lock(tx, `${tenantId}:triage`);
+    const decision = await decideNew(deps, tx, tenantId, a, at);
+    await keep(tx, tenantId, book, decision);
     return decision;
   });
+}
+
+/** The repeat of an alert already seen within the window: counted on its event, with the bookkeeping, in one statement. */
+async function repeat(
+  db: Db | Tx,
+  tenantId: string,
+  a: NormalizedAlert,
+  at: Date,
+  windowMs: number,
+  book: Bookkeeping,
+): Promise<TriageDecision | undefined> {
+  const bookkeeping =
+    book && 'inboxId' in book
+      ? sql`, b as (update triage_inbox set event_id = d.id, action = 'deduplicated', processed_at = now() from d where triage_inbox.id = ${book.inboxId})`
+      : book
+        ? sql`, b as (insert into triage_refs (tenant_id, ref, event_id) select ${tenantId}, ${book.ref}, d.id from d)`
+        : sql``;
+  const rows = await sql<{ id: string; incident_id: string | null }>`
+    with d as (
+      update triage_events set count = count + 1, last_at = greatest(last_at, ${at}), first_at = least(first_at, ${at}),
+        status = ${a.status}
+      where id = (
+        select id from triage_events
+        where tenant_id = ${tenantId} and fingerprint = ${a.fingerprint}
+          and last_at >= ${new Date(at.getTime() - windowMs)} and first_at <= ${new Date(at.getTime() + windowMs)}
+        order by last_at desc limit 1)
+      returning id, incident_id)${bookkeeping}
+    select id, incident_id from d`.execute(db);
+  const row = rows.rows[0];
+  return row ? { event_id: Number(row.id), action: 'deduplicated', incident_id: row.incident_id } : undefined;
 }
 
 async function decideNew(deps: TriageDeps, tx: Tx, tenantId: string, a: NormalizedAlert, at: Date) {

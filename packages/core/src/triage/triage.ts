@@ -28,17 +28,14 @@ export async function processAlertBatch(deps: TriageDeps, tenantId: string, batc
     .orderBy('id')
     .execute();
   const counts: Record<string, number> = {};
+  const decisions: TriageDecision[] = [];
   for (const row of rows) {
-    const d = await decideAlert(deps, tenantId, row.alert as never, async (tx, decision) => {
-      await tx
-        .updateTable('triage_inbox')
-        .set({ event_id: decision.event_id, action: decision.action, processed_at: new Date() })
-        .where('id', '=', row.id)
-        .execute();
-    });
+    const d = await decideAlert(deps, tenantId, row.alert as never, { inboxId: Number(row.id) });
     counts[d.action] = (counts[d.action] ?? 0) + 1;
+    decisions.push(d);
   }
-  return { batch_id: batchId, decided: rows.length, ...counts };
+  // The job's result carries the decisions, so the API that waits on it need not read them back.
+  return { batch_id: batchId, decided: rows.length, counts, decisions };
 }
 
 /** The decisions of a batch, in the order its alerts came (pending ones are left out). */
@@ -85,12 +82,7 @@ export async function triageInventoryAlerts(deps: TriageDeps, tenantId: string) 
     .execute();
   const counts: Record<string, number> = {};
   for (const e of events) {
-    const d = await decideAlert(deps, tenantId, normalizeInventoryAlert(e), async (tx, decision) => {
-      await tx
-        .insertInto('triage_refs')
-        .values({ tenant_id: tenantId, ref: `inventory:${e.id}`, event_id: decision.event_id })
-        .execute();
-    });
+    const d = await decideAlert(deps, tenantId, normalizeInventoryAlert(e), { ref: `inventory:${e.id}` });
     counts[d.action] = (counts[d.action] ?? 0) + 1;
   }
   return { decided: events.length, ...counts };
