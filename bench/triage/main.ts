@@ -3,7 +3,7 @@
 // (Queue.add + Worker + QueueEvents, waiting for each job's completion) carrying the same payloads, in
 // one run, on a scratch database and a Redis prefix of its own. `npm run bench:triage`; results in
 // docs/performance.md. Options: --alerts=3000 --concurrency=50 --fingerprints=20 --storm=10000
-//   --storm-batch=100 --warmup=200 --json=path
+//   --storm-batch=100 --warmup=200 --pool=10 (DATABASE_POOL_MAX of the API and the worker) --json=path
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Queue, QueueEvents, Worker } from 'bullmq';
@@ -36,6 +36,7 @@ const o = {
   fingerprints: option('fingerprints', 20),
   storm: option('storm', 10_000),
   stormBatch: option('storm-batch', 100),
+  pool: option('pool', 10),
 };
 const jsonPath = process.argv.find((a) => a.startsWith('--json='))?.slice('--json='.length);
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -146,6 +147,7 @@ async function main() {
     WORKER_METRICS_PORT: '0',
     WORKER_SHUTDOWN_GRACE_MS: '2000',
     TRIAGE_WAIT_MS: '30000',
+    DATABASE_POOL_MAX: String(o.pool),
   };
   const api = startService('api', 'apps/api/src/main.ts', env);
   const worker = startService('worker', 'apps/worker/src/main.ts', env);
