@@ -285,10 +285,17 @@ export function buildIncidentTools(db: Db, tenantId: string): AgentTool[] {
               .limit(50)
               .execute()
           : [];
+        // A finding on several of these resources is listed once, on the closest of them.
+        const rank = (arn: string) => (relation.get(arn) === 'affected' ? 0 : 1);
+        const byId = new Map<string, (typeof rows)[number]>();
+        for (const r of rows) {
+          const seen = byId.get(r.id);
+          if (!seen || rank(r.arn) < rank(seen.arn)) byId.set(r.id, r);
+        }
         return {
           found: true,
           id: i.id,
-          findings: rows.map((r) => ({ ...r, relation: relation.get(r.arn) ?? 'affected' })),
+          findings: [...byId.values()].map((r) => ({ ...r, relation: relation.get(r.arn) ?? 'affected' })),
         };
       },
     },

@@ -75,7 +75,8 @@ function line(i: IncidentRow): string {
 function resourceName(d: IncidentDetail, arn: string | null): string {
   if (!arn) return 'no matched resource';
   const r = d.resources.find((x) => x.arn === arn);
-  return r ? `${r.name ?? r.native_id} (${r.native_id})` : arn;
+  if (!r) return arn;
+  return r.name && r.name !== r.native_id ? `${r.name} (${r.native_id})` : r.native_id;
 }
 
 function alertLine(d: IncidentDetail, a: Alert): string {
@@ -94,7 +95,7 @@ async function describeIncident(ctx: Ctx, id: string): Promise<string> {
   ];
   if (d.resources.length)
     parts.push(
-      `Affected resources:\n${bullets(d.resources.map((r) => `${r.name ?? r.native_id} (${r.native_id}, ${r.type})`))}`,
+      `Affected resources:\n${bullets(d.resources.map((r) => `${resourceName(d, r.arn)}, ${r.type}`))}`,
     );
   if (d.alerts.length) parts.push(`Alerts attached:\n${bullets(d.alerts.map((a) => alertLine(d, a)))}`);
   else parts.push('No alert is attached to it.');
