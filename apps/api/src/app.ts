@@ -10,7 +10,7 @@ import { mountQueueDashboard } from './http/queue-dashboard';
 import { routes } from './routes/index';
 import { opsRoutes } from './routes/ops.routes';
 import { defineRoute } from './http/route';
-import { NotFound } from '@opsi/core';
+import { NotFound, setGraphCacheSize } from '@opsi/core';
 
 /** Every route the app serves, operational and OpenAPI included. */
 export function allRoutes(metrics: HttpMetrics = createHttpMetrics()): RouteSpec[] {
@@ -39,6 +39,7 @@ const SECURITY_HEADERS = {
 /** The Koa application: request context, errors as {detail}, routes, and {detail} 404/405 for the rest. */
 export async function createApp(deps: ApiDeps) {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
+  setGraphCacheSize(deps.config.GRAPH_CACHE_TENANTS);
   app.silent = true; // errors are logged once, by the error middleware, with the request id
   const metrics = createHttpMetrics();
   const router = buildRouter(allRoutes(metrics), deps);

@@ -7,6 +7,7 @@ import {
   executeRun,
   processAlertBatch,
   requestScan,
+  runResilience,
   triageInventoryAlerts,
   runScan,
   ScanBusy,
@@ -98,6 +99,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         }
         try {
           const scan = await runScan(deps.db, scanId);
+          // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
+          await producer.enqueue(
+            'pulse',
+            'resilience',
+            { tenant_id: payload.tenant_id, scan_id: scan.id },
+            { jobId: `resilience-${scan.id}` },
+          );
           // The alert events the scan brought in go through triage (the job id makes a retry harmless).
           if (scan.status === 'completed')
             await producer.enqueue(
@@ -110,6 +118,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
+      },
+      resilience: async (payload) => {
+        const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
+        return { run_id: run.id, findings: run.findings, risks: run.risks, stats: run.stats };
       },
       reinvestigate: async (payload, ctx) => {
         try {

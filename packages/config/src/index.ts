@@ -43,6 +43,12 @@ export const EnvSchema = z.object({
   REVISION: z.string().min(1).optional(),
   DEMO_SEED: bool.default(true),
 
+  // The infrastructure graph and the resilience engine.
+  /** The lowest tier that may read /api/v1/resilience/* (402 tier_restricted below it). */
+  RESILIENCE_MIN_TIER: z.enum(['free', 'team', 'enterprise']).default('team'),
+  /** How many tenants' graphs an API or worker process keeps in memory (0: build on every read). */
+  GRAPH_CACHE_TENANTS: z.coerce.number().int().min(0).max(1000).default(8),
+
   // Worker pools: which queues this process serves, and how many jobs of each at once.
   WORKER_QUEUES: z
     .string()

@@ -1,24 +1,12 @@
 import { z } from 'zod';
 import { Timestamp } from './common';
+import { GraphNode } from './graph';
 
 export const IncidentSeverity = z.enum(['SEV1', 'SEV2', 'SEV3', 'SEV4']);
 export const IncidentStatus = z.enum(['open', 'investigating', 'mitigated', 'resolved']);
 
 const Limit = z.coerce.number().int().min(1).max(500).default(50);
 const Offset = z.coerce.number().int().min(0).default(0);
-
-/** A node of the infrastructure graph, wherever one appears (decisions: Wave 2 shapes). */
-export const GraphNode = z
-  .object({
-    id: z.string(),
-    arn: z.string(),
-    native_id: z.string(),
-    type: z.string(),
-    name: z.string().nullable(),
-    account_id: z.string(),
-    region: z.string(),
-  })
-  .meta({ id: 'GraphNode' });
 
 export const IncidentIdParams = z.object({ id: z.uuid({ error: 'id must be an incident id (a UUID).' }) });
 

@@ -3,5 +3,6 @@ export * from './identity';
 export * from './runs';
 export * from './pulse';
 export * from './knowledge';
+export * from './graph';
 export * from './incidents';
 export * from './triage';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Timestamp } from './common';
-import { GraphNode } from './incidents';
+import { GraphNode } from './graph';
 
 export const TriageActionName = z.enum([
   'new',

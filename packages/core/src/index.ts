@@ -15,6 +15,7 @@ export * from './pulse/findings';
 export * from './pulse/reinvestigate';
 export * from './agent/tools';
 export * from './knowledge/learnings';
+export * from './graph';
 export * from './incidents/incidents';
 export * from './incidents/queries';
 export * from './incidents/investigation';

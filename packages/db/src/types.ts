@@ -399,6 +399,24 @@ export interface LearningsTable {
   created_at: CreatedAt;
 }
 
+/** One run of the resilience engine over a snapshot (the pulse.resilience job). */
+export interface ResilienceRunsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  snapshot_id: string | null;
+  scan_id: string | null;
+  status: 'computing' | 'ready' | 'failed';
+  started_at: CreatedAt;
+  finished_at: NullableTimestamp;
+  scenarios: Generated<number>;
+  /** Wire-shaped resilience findings, most severe first. */
+  findings: ColumnType<unknown[], string | undefined, string>;
+  /** Wire-shaped risks, as GET /graph/risks answers them for that snapshot. */
+  risks: ColumnType<unknown[], string | undefined, string>;
+  stats: ColumnType<Record<string, unknown>, string | undefined, string>;
+  error: string | null;
+}
+
 export type IncidentSeverity = 'SEV1' | 'SEV2' | 'SEV3' | 'SEV4';
 export type IncidentStatus = 'open' | 'investigating' | 'mitigated' | 'resolved';
 
@@ -532,6 +550,7 @@ export interface Database {
   finding_group_events: FindingGroupEventsTable;
   notifications: NotificationsTable;
   learnings: LearningsTable;
+  resilience_runs: ResilienceRunsTable;
   incidents: IncidentsTable;
   incident_resources: IncidentResourcesTable;
   incident_events: IncidentEventsTable;

@@ -38,6 +38,14 @@ export const QUEUES = {
         attempts: 3,
         backoff: { type: 'exponential', delay: 5_000 },
       }),
+      // The resilience engine over the graph of the inventory a scan just wrote (enqueued by the scan
+      // job once it completes, job id `resilience-<scan_id>`). On the pulse queue: it reads what the
+      // scan wrote, shares its pool sizing (memory bound per job, see docs/operations.md), and a tenant's
+      // next scan cannot start before the pool has taken it.
+      resilience: job(z.object({ tenant_id: TenantId, scan_id: z.uuid().optional() }), {
+        attempts: 2,
+        backoff: { type: 'exponential', delay: 10_000 },
+      }),
     },
   },
   plans: {

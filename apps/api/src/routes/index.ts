@@ -1,6 +1,7 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { graphRoutes } from './graph.routes';
 import { incidentRoutes } from './incidents.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
@@ -20,6 +21,7 @@ export const routes: RouteSpec[] = [
   ...sessionRoutes,
   ...pulseRoutes,
   ...knowledgeRoutes,
+  ...graphRoutes,
   ...incidentRoutes,
   ...triageRoutes,
   ...authRoutes,

@@ -8,7 +8,7 @@ import {
 } from '@opsi/db';
 import type { TimelineLog } from '@opsi/jobs';
 import { appendTimelineEvent } from '../incidents/incidents';
-import { DEPENDENCY_EDGE_KINDS, relatedResources } from '../incidents/queries';
+import { relatedResources } from '../incidents/queries';
 import type { AlertSeverity, NormalizedAlert } from './normalize';
 
 /** What the pipeline needs: the database, the live timeline, and its windows. */
@@ -74,8 +74,8 @@ export function builtInRules(
       match: {},
       action: {
         same_resource: true,
+        graph: 'dependencies or dependents',
         graph_depth: 3,
-        edge_kinds: [...DEPENDENCY_EDGE_KINDS],
         window_minutes: deps.correlationWindowMinutes,
       },
       enabled: true,
@@ -312,9 +312,8 @@ async function decideNew(deps: TriageDeps, tx: Tx, tenantId: string, a: Normaliz
           match = open.find((o) => o.id === same.incident_id);
           how = 'same resource';
         } else {
-          const related = await relatedResources(tx, tenantId, arn, {
+          const related = await relatedResources(deps.db, tenantId, arn, {
             depth: Number(correlate.action.graph_depth ?? 3),
-            kinds: (correlate.action.edge_kinds as string[] | undefined) ?? DEPENDENCY_EDGE_KINDS,
           });
           const near = related.find((r) => members.some((m) => m.arn === r.arn));
           if (near) {

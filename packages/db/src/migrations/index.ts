@@ -5,6 +5,7 @@ import * as inventory from './20261122T1000_inventory';
 import * as pulse from './20261122T1100_pulse';
 import * as learnings from './20261122T1200_learnings';
 import * as dailyFactsWithoutTenantFk from './20261124T0200_daily-facts-without-tenant-fk';
+import * as graphAndResilience from './20261125T0200_graph-and-resilience';
 import * as incidentsAndTriage from './20261125T0400_incidents-and-triage';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
@@ -15,5 +16,6 @@ export const migrations: Record<string, Migration> = {
   '20261122T1100_pulse': pulse,
   '20261122T1200_learnings': learnings,
   '20261124T0200_daily-facts-without-tenant-fk': dailyFactsWithoutTenantFk,
+  '20261125T0200_graph-and-resilience': graphAndResilience,
   '20261125T0400_incidents-and-triage': incidentsAndTriage,
 };

@@ -1,0 +1,11 @@
+export * from './dependency';
+export * from './model';
+export { inferEdges } from './infer';
+export { buildGraphFromDb, factsOf, latestSnapshot, loadGraph, setGraphCacheSize } from './load';
+export * from './analysis';
+export { computeHealth, HEALTH, type Health, type HealthMap } from './health';
+export * from './risks';
+export * from './scenarios';
+export * from './drift';
+export * from './graph.service';
+export * from './resilience';

@@ -1,0 +1,156 @@
+import { sql, type Db } from '@opsi/db';
+import { inferEdges } from './infer';
+import { InfraGraph, type GraphEdge, type GraphNodeData } from './model';
+
+/** The attributes each type keeps in the graph: what inference and analysis read, nothing more. */
+const FACTS: Record<string, string[]> = {
+  aws_ec2_instance: [
+    'subnet_id',
+    'vpc_id',
+    'security_groups',
+    'iam_instance_profile_arn',
+    'public_ip_address',
+    'instance_state',
+  ],
+  aws_vpc_subnet: ['vpc_id'],
+  aws_vpc_route_table: ['associations', 'routes'],
+  aws_vpc_nat_gateway: ['subnet_id', 'state'],
+  aws_ec2_target_group: ['target_health_descriptions', 'load_balancer_arns'],
+  aws_ec2_application_load_balancer: [
+    'target_group_arns',
+    'dns_name',
+    'availability_zones',
+    'scheme',
+    'security_groups',
+  ],
+  aws_route53_record: ['alias_target'],
+  aws_iam_instance_profile: ['roles'],
+  aws_rds_db_instance: [
+    'vpc_security_groups',
+    'multi_az',
+    'publicly_accessible',
+    'backup_retention_period',
+    'deletion_protection',
+    'secondary_availability_zone',
+    'vpc_id',
+  ],
+  aws_vpc_security_group: ['rules', 'vpc_id', 'group_name'],
+  aws_ec2_autoscaling_group: ['min_size', 'max_size', 'desired_capacity', 'availability_zones', 'instances'],
+  aws_elasticache_replication_group: ['automatic_failover', 'multi_az'],
+};
+
+/** The facts the graph keeps of a resource's attributes (the same projection the SQL below makes). */
+export function factsOf(type: string, attributes: Record<string, unknown>): Record<string, unknown> | null {
+  const keys = FACTS[type];
+  if (!keys) return null;
+  return Object.fromEntries(keys.map((k) => [k, attributes[k] ?? null]));
+}
+
+const factsSql = sql.raw(
+  `case type ${Object.entries(FACTS)
+    .map(
+      ([type, keys]) =>
+        `when '${type}' then jsonb_build_object(${keys.map((k) => `'${k}', attributes->'${k}'`).join(', ')})`,
+    )
+    .join(' ')} else null end`,
+);
+
+/** The latest snapshot of a tenant (what the current inventory is), or null before the first scan. */
+export async function latestSnapshot(db: Db, tenantId: string) {
+  const row = await db
+    .selectFrom('inventory_snapshots')
+    .select(['id', 'observed_at'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('observed_at', 'desc')
+    .orderBy('taken_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row ?? null;
+}
+
+/** Reads a tenant's current inventory and builds its graph (stored edges, then the inferred ones). */
+export async function buildGraphFromDb(db: Db, tenantId: string, snapshotId: string | null = null) {
+  const [resources, edges] = await Promise.all([
+    sql<{
+      id: string;
+      arn: string;
+      native_id: string;
+      type: string;
+      name: string | null;
+      account_id: string;
+      region: string;
+      availability_zone: string | null;
+      service: string | null;
+      classification: string | null;
+      facts: Record<string, unknown> | null;
+    }>`select id, arn, native_id, type, name, account_id, region, availability_zone,
+         tags->>'service' as service, tags->>'DataClassification' as classification, ${factsSql} as facts
+       from resources where tenant_id = ${tenantId} and deleted_at is null order by arn`.execute(db),
+    sql<{ from_arn: string; to_arn: string; kind: string; source: string; confidence: number }>`
+      select from_arn, to_arn, kind, source, confidence from resource_edges
+      where tenant_id = ${tenantId} order by from_arn, to_arn, kind`.execute(db),
+  ]);
+  const nodes: GraphNodeData[] = resources.rows;
+  const index = new Map<string, number>();
+  nodes.forEach((n, i) => index.set(n.arn, i));
+  const stored: GraphEdge[] = [];
+  for (const e of edges.rows) {
+    const from = index.get(e.from_arn);
+    const to = index.get(e.to_arn);
+    if (from === undefined || to === undefined) continue;
+    stored.push({
+      from,
+      to,
+      kind: e.kind,
+      source: e.source,
+      confidence: Number(e.confidence),
+      inferred: e.source.startsWith('inferred:'),
+      derived: false,
+      evidence: null,
+    });
+  }
+  return new InfraGraph(nodes, [...stored, ...inferEdges(nodes, stored)], snapshotId);
+}
+
+interface CacheEntry {
+  snapshotId: string | null;
+  graph: Promise<InfraGraph>;
+}
+
+/**
+ * Graphs by tenant, each valid for one snapshot: a scan makes a new snapshot, and the next read rebuilds.
+ * Small (GRAPH_CACHE_TENANTS, least recently used first out): a 100,000-resource graph is tens of MB.
+ */
+const cache = new Map<string, CacheEntry>();
+let cacheSize = 8;
+
+/** How many tenants' graphs one process keeps (0: none; every read builds the graph). */
+export function setGraphCacheSize(n: number): void {
+  cacheSize = Math.max(0, Math.floor(n));
+  while (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+}
+
+/**
+ * The graph of a tenant's current inventory: nodes are its resources, edges the inventory's typed
+ * edges plus the inferred dependencies. Cached per tenant until the next snapshot.
+ */
+export async function loadGraph(db: Db, tenantId: string): Promise<InfraGraph> {
+  const snapshot = await latestSnapshot(db, tenantId);
+  const snapshotId = snapshot?.id ?? null;
+  const hit = cache.get(tenantId);
+  if (hit && hit.snapshotId === snapshotId) {
+    cache.delete(tenantId);
+    cache.set(tenantId, hit);
+    return hit.graph;
+  }
+  const graph = buildGraphFromDb(db, tenantId, snapshotId);
+  if (cacheSize > 0) {
+    cache.delete(tenantId);
+    cache.set(tenantId, { snapshotId, graph });
+    while (cache.size > cacheSize) cache.delete(cache.keys().next().value!);
+    graph.catch(() => {
+      if (cache.get(tenantId)?.graph === graph) cache.delete(tenantId);
+    });
+  }
+  return graph;
+}
