@@ -312,7 +312,8 @@ async function decideNew(deps: TriageDeps, tx: Tx, tenantId: string, a: Normaliz
           match = open.find((o) => o.id === same.incident_id);
           how = 'same resource';
         } else {
-          const related = await relatedResources(deps.db, tenantId, arn, {
+          // Inside the transaction: embedded Postgres (PGlite) has one connection, which it holds.
+          const related = await relatedResources(tx, tenantId, arn, {
             depth: Number(correlate.action.graph_depth ?? 3),
           });
           const near = related.find((r) => members.some((m) => m.arn === r.arn));
