@@ -193,7 +193,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // A run younger than a lock period may legitimately have no job state yet.
     const olderThanMs = Math.max(config.WORKER_LOCK_DURATION_MS * 2, 10_000);
     sweeping = setInterval(() => {
-      sweepRuns({ db: deps.db, log }, jobOf, { olderThanMs })
+      sweepRuns({ db: deps.db, log, timeline }, jobOf, { olderThanMs })
         .then((r) => r.closed && logger.warn(r, 'sweeper closed lost runs'))
         .catch((err) => logger.error({ err }, 'sweep failed'));
     }, config.RUN_SWEEP_INTERVAL_MS);

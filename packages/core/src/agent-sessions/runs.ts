@@ -455,23 +455,40 @@ export type JobState =
  * anywhere and concurrently: appends after a terminal event are refused, and finished rows never change.
  */
 export async function sweepRuns(
-  deps: { db: Db; log: RunEventLog },
+  deps: { db: Db; log: RunEventLog; timeline?: TimelineLog | undefined },
   jobOf: (runId: string) => Promise<{ state: JobState; failedReason?: string | undefined }>,
   opts: { olderThanMs: number; limit?: number },
 ) {
   const open = await deps.db
     .selectFrom('agent_runs')
-    .select(['id', 'last_seq'])
+    .select(['id', 'last_seq', 'tenant_id', 'session_id', 'incident_id', 'purpose'])
     .where('status', 'in', ['queued', 'running'])
     .where('created_at', '<', new Date(Date.now() - opts.olderThanMs))
     .orderBy('created_at')
     .limit(opts.limit ?? 500)
     .execute();
   let closed = 0;
+  // An investigation the sweeper closes still tells its incident's timeline how it ended.
+  const tellIncident = async (run: (typeof open)[number], terminal: RunEvent | null | undefined) => {
+    if (!terminal || run.purpose !== 'investigation' || !run.incident_id) return;
+    const completed = terminal.kind === 'run.completed';
+    const text = completed ? String(terminal.reply) : `The investigation failed: ${String(terminal.detail)}`;
+    await recordInvestigationEvent(
+      deps.db,
+      deps.timeline,
+      run.tenant_id,
+      run.incident_id,
+      run.id,
+      completed ? 'investigation_completed' : 'investigation_failed',
+      text,
+      { session_id: run.session_id, ...(completed ? { cited: citedIds(text) } : {}) },
+    );
+  };
   for (const run of open) {
     const last = await deps.log.last(run.id);
     if (last && isTerminal(last)) {
       await finishRun(deps.db, run.id, last);
+      await tellIncident(run, last);
       closed++;
       continue;
     }
@@ -483,6 +500,7 @@ export async function sweepRuns(
           : 'The run was lost: its job is gone.';
       const terminal = await deps.log.append(run.id, 'run.failed', { detail }, run.last_seq);
       if (terminal) await finishRun(deps.db, run.id, terminal);
+      await tellIncident(run, terminal);
       closed++;
     }
   }
