@@ -4,7 +4,16 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.data/**', '.turbo/**', 'coverage/**', 'docs/openapi.json'] },
+  {
+    ignores: [
+      '**/node_modules/**',
+      '.data/**',
+      '.turbo/**',
+      'coverage/**',
+      '**/dist/**',
+      'docs/openapi.json',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

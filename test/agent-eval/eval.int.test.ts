@@ -161,6 +161,17 @@ beforeAll(async () => {
       { tenant_id: b.tenant.id, created_by: `user:${b.user.email}`, ...LEARNING_OF_B },
     ])
     .execute();
+  await t.db
+    .insertInto('runbooks')
+    .values({
+      tenant_id: b.tenant.id,
+      title: 'The zebra runbook of tenant B',
+      service: 'payments',
+      applies_to: JSON.stringify({ detectors: ['security.rds_public'] }),
+      steps: JSON.stringify(['Call the zebra keeper.']),
+      created_by: `user:${b.user.email}`,
+    })
+    .execute();
   engine = engineUnderTest();
 }, 300_000);
 afterAll(() => t?.close());
@@ -479,6 +490,8 @@ describe('tenant isolation of the agent tools', () => {
       await call('inventory_sql', {
         query: `select * from inventory_events where tenant_id = '${B}' limit 50`,
       }),
+      await call('runbooks', { finding_id: bFinding }),
+      await call('runbooks', { service: 'payments', limit: 20 }),
     ];
     expect(leaks(outputs, ids, `${bDb.arn} ${bFinding}`)).toEqual([]);
     expect(outputs[0]).toMatchObject({ found: false });
@@ -488,5 +501,8 @@ describe('tenant isolation of the agent tools', () => {
     expect(outputs[13]).toMatchObject({ rows: [], row_count: 0 });
     // set_config is not callable by the sandbox role, so the tenant cannot be switched from inside a query.
     expect(outputs[14]).toHaveProperty('refused');
+    // Another tenant's finding is no finding; B's own runbook is not among A's.
+    expect(outputs[17]).toMatchObject({ runbooks: [], error: 'No such finding.' });
+    expect(JSON.stringify(outputs[18])).not.toContain('zebra runbook');
   });
 });

@@ -4,7 +4,7 @@ import { loadConfig, type Config } from '@opsi/config';
 import { createTenant, createUser, mintToken, type Auth } from '@opsi/core';
 import type { Tier, Role, TokenScope } from '@opsi/db';
 import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
-import { createLogger } from '@opsi/logger';
+import { createLogger, type Logger } from '@opsi/logger';
 import { createRedis, type Redis } from '@opsi/redis';
 
 /** Real Redis for tests: REDIS_URL, or this machine's local Redis. */
@@ -58,9 +58,12 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
 }
 
 /** The API on an ephemeral port against the context's database and Redis. */
-export async function startTestApi(t: TestContext, config: Partial<Config> = {}): Promise<RunningApi> {
+export async function startTestApi(
+  t: TestContext,
+  config: Partial<Config> = {},
+  logger: Logger = createLogger(t.config),
+): Promise<RunningApi> {
   const merged = { ...t.config, ...config };
-  const logger = createLogger(t.config);
   const runtime = createApiRuntime(merged, testRedisUrl(), logger);
   const api = await startApi({
     config: merged,
@@ -204,11 +207,15 @@ export * from './sse';
 export * from './processes';
 
 /** Starts the worker in-process against the context (the scripted engine unless told otherwise). */
-export async function startTestWorker(t: TestContext, config: Partial<Config> = {}) {
+export async function startTestWorker(
+  t: TestContext,
+  config: Partial<Config> = {},
+  logger: Logger = createLogger(t.config),
+) {
   const { startWorker } = await import('@opsi/worker');
   return startWorker({
     config: { ...t.config, AGENT_ENGINE: 'scripted', ...config },
-    logger: createLogger(t.config),
+    logger,
     db: t.db,
     redisUrl: testRedisUrl(),
     metricsPort: 0,

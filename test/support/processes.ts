@@ -51,20 +51,21 @@ export interface ServiceProcess {
   stop(graceMs?: number): Promise<number | null>;
 }
 
-const TSX = fileURLToPath(new URL('../../node_modules/.bin/tsx', import.meta.url));
-
 /**
  * Starts an app entry point (default: apps/standalone, what `npm start` runs) as a real process and
  * waits until GET /readyz answers 200, or `readyUrl` when given (a worker serves only /healthz, on
- * WORKER_METRICS_PORT). The entry runs as `node --import tsx <entry>`, not under the tsx CLI: the CLI
- * is a parent process that relays SIGTERM but not SIGKILL, so killing it would orphan the service.
+ * WORKER_METRICS_PORT). A TypeScript entry runs as `node --import tsx <entry>`, not under the tsx CLI:
+ * the CLI is a parent process that relays SIGTERM but not SIGKILL, so killing it would orphan the
+ * service. A JavaScript entry (a compiled `dist/main.js`, see scripts/build.mjs) runs as plain node.
  */
 export async function startService(
   env: Record<string, string | undefined>,
   opts: { entry?: string; readyTimeoutMs?: number; readyUrl?: string } = {},
 ): Promise<ServiceProcess> {
   const port = Number(env.PORT ?? (await freePort()));
-  const child = spawn(process.execPath, ['--import', 'tsx', opts.entry ?? 'apps/standalone/src/main.ts'], {
+  const entry = opts.entry ?? 'apps/standalone/src/main.ts';
+  const args = entry.endsWith('.ts') ? ['--import', 'tsx', entry] : ['--enable-source-maps', entry];
+  const child = spawn(process.execPath, args, {
     cwd: REPO_ROOT,
     // OPSI_TEST_SERVICE: the test teardown kills any left orphaned (vitest.global-setup.ts).
     env: childEnv({ LOG_LEVEL: 'warn', ...env, PORT: String(port), OPSI_TEST_SERVICE: '1' }),
@@ -110,9 +111,17 @@ export async function startService(
   };
 }
 
-/** Runs `npm run admin -- <args> --json` as the operator would; answers the exit code and parsed JSON. */
-export async function runAdmin(args: string[], env: Record<string, string | undefined>) {
-  const child = spawn(TSX, ['apps/admin/src/main.ts', ...args, '--json'], {
+/**
+ * Runs `npm run admin -- <args> --json` as the operator would; answers the exit code and parsed JSON.
+ * Like startService it runs `node --import tsx` (no CLI wrapper), so a command still alive after
+ * `timeoutMs` is SIGKILLed itself; `timedOut` then says the command did not exit by itself.
+ */
+export async function runAdmin(
+  args: string[],
+  env: Record<string, string | undefined>,
+  opts: { timeoutMs?: number } = {},
+) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/admin/src/main.ts', ...args, '--json'], {
     cwd: REPO_ROOT,
     env: childEnv(env),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -121,12 +130,20 @@ export async function runAdmin(args: string[], env: Record<string, string | unde
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += String(d)));
   child.stderr!.on('data', (d) => (stderr += String(d)));
+  let timedOut = false;
+  const timer = opts.timeoutMs
+    ? setTimeout(() => {
+        timedOut = true;
+        child.kill('SIGKILL');
+      }, opts.timeoutMs)
+    : undefined;
   const [code] = (await once(child, 'exit')) as [number | null];
+  clearTimeout(timer);
   let json: Record<string, any> | undefined;
   try {
     json = JSON.parse(stdout.trim().split('\n').pop() ?? '');
   } catch {
     json = undefined;
   }
-  return { code, json, stdout, stderr };
+  return { code, json, stdout, stderr, timedOut };
 }

@@ -8,6 +8,7 @@ import {
   getScan,
   getTenantBySlug,
   requestScan,
+  runResilience,
   runScan,
   type ConnectInput,
   createTenant,
@@ -16,6 +17,12 @@ import {
   deleteUser,
   ensureDemoTenant,
   expireToken,
+  installTool,
+  listTenantTools,
+  removeTool,
+  runMorningReportJob,
+  generateMorningReport,
+  secretBoxFor,
   setDailyAgentBudget,
   updateTenant,
 } from '@opsi/core';
@@ -204,14 +211,42 @@ async function tenantId(db: DatabaseHandle['db'], slug: string): Promise<string>
 }
 
 /**
- * Runs a scan and waits for it. With REDIS_URL it is queued for the workers and watched; without (the
- * embedded single-machine mode, where no service holds the database right now) it runs here.
+ * A job producer for one command, or null without REDIS_URL. Its Redis connection is the command's
+ * only socket besides the database pool: it is quit on the way out, or the command would never exit.
  */
-async function scanAndWait(db: DatabaseHandle['db'], tenant: string, wait: boolean) {
-  const redis = config.REDIS_URL ? createRedis(config.REDIS_URL, 'producer') : null;
-  const producer = redis ? new JobProducer(redis, config.REDIS_PREFIX) : null;
+async function withProducer<T>(fn: (producer: JobProducer | null) => Promise<T>): Promise<T> {
+  if (!config.REDIS_URL) return fn(null);
+  const redis = createRedis(config.REDIS_URL, 'producer');
+  const producer = new JobProducer(redis, config.REDIS_PREFIX);
   try {
-    const scan = await requestScan(db, producer, tenant, 'operator');
+    return await fn(producer);
+  } finally {
+    await producer.close().catch(() => undefined);
+    await redis.quit().catch(() => redis.disconnect());
+  }
+}
+
+/** How long `scan --wait` waits for a worker to serve the pulse queue before it gives up. */
+const NO_WORKER_GRACE_MS = 10_000;
+const followCommand = (slug: string) => `npm run admin -- scan --tenant ${slug} --wait`;
+
+type ScanOutcome = { scan: { id: string; status: string } & Record<string, unknown>; follow?: string };
+
+/**
+ * Requests a scan of the tenant, reusing one still queued or running, and (with `wait`) sees it to its
+ * end. With REDIS_URL the workers run it and this watches its row; without (the embedded
+ * single-machine mode, where no service holds the database right now) it runs here. `wait: 'if-served'`
+ * waits only when a worker serves the pulse queue now; else, and without `wait`, the answer is the
+ * queued scan and the command that follows it.
+ */
+async function requestAndWatchScan(
+  db: DatabaseHandle['db'],
+  tenant: string,
+  slug: string,
+  wait: boolean | 'if-served',
+): Promise<ScanOutcome> {
+  return withProducer(async (producer) => {
+    const scan = await requestScan(db, producer, tenant, 'operator', { reuseActive: true });
     const show = (phase: string, counts: Record<string, number>) => {
       if (json || !process.stderr.isTTY) return;
       const shown = Object.entries(counts)
@@ -219,25 +254,43 @@ async function scanAndWait(db: DatabaseHandle['db'], tenant: string, wait: boole
         .join(' · ');
       process.stderr.write(`\r\x1b[2K  scan ${scan.id.slice(0, 8)}: ${phase}${shown ? ` · ${shown}` : ''}`);
     };
+    const endLine = () => void (!json && process.stderr.isTTY && process.stderr.write('\n'));
     if (!producer) {
       const done = await runScan(db, scan.id, { onProgress: show });
-      if (!json && process.stderr.isTTY) process.stderr.write('\n');
-      return done;
+      // What the pulse.resilience job does after a queued scan, here too: the graph's scenarios and risks.
+      show('resilience', done.counts as Record<string, number>);
+      await runResilience(db, tenant, { scanId: done.id });
+      endLine();
+      return { scan: done };
     }
-    if (!wait) return scan;
+    const queued = { scan, follow: followCommand(slug) };
+    if (!wait) return queued;
+    let served = (await producer.workerCount('pulse')) ?? 0;
+    if (wait === 'if-served' && !served) return queued;
+    let lastServed = Date.now();
     for (;;) {
       const current = (await getScan(db, tenant, scan.id))!;
       show(current.phase, current.counts);
       if (current.status === 'completed' || current.status === 'failed') {
-        if (!json && process.stderr.isTTY) process.stderr.write('\n');
+        endLine();
         if (current.status === 'failed') throw new AppError(500, `scan failed: ${current.error}`);
-        return current;
+        return { scan: current };
+      }
+      // Queued, or running on a worker that died (a live worker takes it over): either way only a
+      // worker moves it on, so with none for a while, say so rather than wait forever.
+      if (served) lastServed = Date.now();
+      else if (Date.now() - lastServed > NO_WORKER_GRACE_MS) {
+        endLine();
+        throw new AppError(
+          503,
+          `scan ${scan.id} is ${current.status}, but no worker serves the pulse queue: start one (npm run start:worker), then follow the scan with: ${followCommand(slug)}`,
+        );
       }
       await new Promise((r) => setTimeout(r, 500));
+      // null (the server does not list its clients): keep waiting, as before this check existed
+      served = (await producer.workerCount('pulse')) ?? 1;
     }
-  } finally {
-    await producer?.close();
-  }
+  });
 }
 
 const env = program.command('env').description("the tenant's connected environment");
@@ -311,10 +364,12 @@ program
   .addOption(jsonOption)
   .action(
     run(async (o: { tenant: string; wait?: boolean }) => {
-      const scan = await withDb(async (db) => scanAndWait(db, await tenantId(db, o.tenant), Boolean(o.wait)));
+      const { scan, follow } = await withDb(async (db) =>
+        requestAndWatchScan(db, await tenantId(db, o.tenant), o.tenant, Boolean(o.wait)),
+      );
       print(
-        { scan },
-        `scan ${scan.id}: ${scan.status}${'counts' in scan ? ` ${JSON.stringify(scan.counts)}` : ''}`,
+        { scan, ...(follow ? { follow } : {}) },
+        `scan ${scan.id}: ${scan.status}${'counts' in scan ? ` ${JSON.stringify(scan.counts)}` : ''}${follow ? `\n${scan.status === 'running' ? 'It is running' : 'It is queued for the workers'}; follow it with: ${follow}` : ''}`,
       );
     }),
   );
@@ -341,12 +396,26 @@ const demo = program
           .where('tenant_id', '=', d.tenant.id)
           .where('status', '=', 'completed')
           .executeTakeFirst();
-        const scan = scanned ? null : await scanAndWait(db, d.tenant.id, true);
-        return { ...d, scan };
+        // With REDIS_URL the workers scan: wait for them only when one serves the queue now.
+        const outcome = scanned
+          ? null
+          : await requestAndWatchScan(db, d.tenant.id, d.tenant.slug, 'if-served');
+        return { ...d, scan: outcome?.scan ?? null, follow: outcome?.follow };
       });
+      const { scan, follow } = result;
+      const scanned = !scan ? '' : follow ? '' : ` and scanned (${scan.status})`;
+      const queued = !follow
+        ? ''
+        : `\nIts first scan ${scan!.id} is ${scan!.status === 'running' ? 'running' : 'queued for the workers (none serves the pulse queue now: start one with npm run start:worker)'}; follow it with: ${follow}`;
       print(
-        { tenant: result.tenant, user: result.user, login: result.login, scan: result.scan },
-        `demo tenant ready${result.scan ? ` and scanned (${result.scan.status})` : ''}. Start the service (npm start) and sign in at /login as ${result.login.email} / ${result.login.password}`,
+        {
+          tenant: result.tenant,
+          user: result.user,
+          login: result.login,
+          scan,
+          ...(follow ? { follow } : {}),
+        },
+        `demo tenant ready${scanned}. Start the service (npm start) and sign in at /login as ${result.login.email} / ${result.login.password}${queued}`,
       );
     }),
   );
@@ -380,6 +449,88 @@ demo
         { environment },
         `${o.tenant}: the demo environment is now at day ${environment.day} (${environment.now})`,
       );
+    }),
+  );
+
+const OPERATOR = { type: 'operator' as const, id: null };
+
+const tools = program.command('tools').description("a tenant's integrations (notifiers, alert sources)");
+tools
+  .command('list')
+  .description('what the tenant has: its connection, installed integrations, built-in agent tools')
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string }) => {
+      const list = await withDb(async (db) => listTenantTools(db, await tenantId(db, o.tenant)));
+      print({ tools: list }, list.map((x) => `${x.id}\t${x.status}\t${x.name}`).join('\n'));
+    }),
+  );
+tools
+  .command('install <tool_id>')
+  .description('install or reconfigure an integration (webhook needs --url and --secret, slack --url)')
+  .requiredOption('--tenant <slug>')
+  .option('--url <url>', "a notifier's target; stored encrypted, never shown")
+  .option('--secret <secret>', "a webhook's signing secret (16+ characters); stored encrypted, never shown")
+  .option(
+    '--events <list>',
+    'comma-separated: report.morning, finding.critical, incident.opened (default all)',
+  )
+  .addOption(jsonOption)
+  .action(
+    run(async (toolId: string, o: { tenant: string; url?: string; secret?: string; events?: string }) => {
+      const { tool, created } = await withDb(async (db) =>
+        installTool(db, secretBoxFor(config), await tenantId(db, o.tenant), OPERATOR, {
+          tool_id: toolId,
+          url: o.url,
+          secret: o.secret,
+          events: o.events?.split(',').map((e) => e.trim()),
+        }),
+      );
+      print(
+        { tool, created },
+        `${o.tenant}: ${created ? 'installed' : 'reconfigured'} ${tool.id} (${tool.status})`,
+      );
+    }),
+  );
+tools
+  .command('remove <tool_id>')
+  .description('remove an installed integration')
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (toolId: string, o: { tenant: string }) => {
+      await withDb(async (db) => removeTool(db, await tenantId(db, o.tenant), OPERATOR, toolId));
+      print({ removed: toolId }, `${o.tenant}: removed ${toolId}`);
+    }),
+  );
+
+program
+  .command('report')
+  .description(
+    "write the tenant's morning report now, covering the time since the previous one; with REDIS_URL its notifier deliveries are queued for the workers",
+  )
+  .requiredOption('--tenant <slug>')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string }) => {
+      const report = await withDb(async (db) => {
+        const id = await tenantId(db, o.tenant);
+        const input = { tenantId: id, periodTo: new Date(), requestedBy: 'operator' };
+        if (!config.REDIS_URL) return (await generateMorningReport(db, id, input)).report;
+        const producer = new JobProducer(createRedis(config.REDIS_URL, 'producer'), config.REDIS_PREFIX);
+        try {
+          const done = await runMorningReportJob(db, producer, input, {
+            attempts: config.NOTIFY_ATTEMPTS,
+            backoffMs: config.NOTIFY_BACKOFF_MS,
+            timeoutMs: config.NOTIFY_TIMEOUT_MS,
+          });
+          return { ...(await generateMorningReport(db, id, input)).report, deliveries: done.deliveries };
+        } finally {
+          await producer.close();
+        }
+      });
+      print({ report }, `${o.tenant}: ${report.headline}`);
     }),
   );
 

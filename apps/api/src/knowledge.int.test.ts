@@ -9,6 +9,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
+import { recordLearning } from '@opsi/core';
 import type { RunningApi } from './server';
 
 let t: TestContext;
@@ -69,8 +70,11 @@ describe('learnings', () => {
       fact: 'The payments DB is sized for month-end batch runs.',
       service: 'payments',
       status: 'active',
+      source: 'user',
       created_by: `user:${a.user.email}`,
       created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      last_used_at: null,
+      used_count: 0,
     });
     const second = await teach({ fact: 'Deploys freeze on Fridays.' });
     expect(second.status).toBe(201);
@@ -150,5 +154,53 @@ describe('learnings', () => {
     expect(ask.body.reply).toContain('The payments DB is sized for month-end batch runs.');
     expect(ask.body.reply).not.toContain('zebra-store');
     expect(ask.body.reply).not.toContain(own.body.id);
+
+    // The answer cites the learning it used: its use is counted; B's is untouched.
+    const cited = (await list('?service=payments')).body.learnings[0];
+    expect(ask.body.reply).toContain(cited.id);
+    expect(cited).toMatchObject({ used_count: 1, last_used_at: expect.any(String) });
+    expect((await list('', bWrite)).body.learnings[0]).toMatchObject({ used_count: 0, last_used_at: null });
+  });
+
+  it('PATCH archives a learning (and reactivates it): the record, audit-logged; the agent no longer gets it', async () => {
+    const l = (await teach({ fact: 'The staging NAT is shared with the data team.', service: 'staging' }))
+      .body;
+    const patch = (id: string, body: unknown, token = aWrite) =>
+      call(url, 'PATCH', `/api/v1/learnings/${id}`, { token, body });
+    const res = await patch(l.id, { status: 'archived' });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ ...l, status: 'archived' });
+    expect((await list()).body.learnings.map((x: { id: string }) => x.id)).not.toContain(l.id);
+    expect((await list('?status=archived')).body.learnings.map((x: { id: string }) => x.id)).toEqual([l.id]);
+    const audit = await call(url, 'GET', '/api/v1/audit?limit=1', { token: aRead });
+    expect(audit.body.entries[0]).toMatchObject({ action: 'learning.archived', target_id: l.id });
+    const ask = await call(url, 'POST', '/api/v1/ask', {
+      token: aWrite,
+      body: { prompt: 'What have we learned about the staging service?' },
+    });
+    expect(ask.body.reply).not.toContain(l.id);
+
+    expect((await patch(l.id, { status: 'active' })).body.status).toBe('active');
+    // Bad input, roles, isolation.
+    for (const body of [{}, { status: 'deleted' }, { status: 'archived', fact: 'x' }]) {
+      const bad = await patch(l.id, body);
+      expect(bad.status, JSON.stringify(body)).toBe(400);
+      expect(bad.body).toEqual({ detail: expect.any(String) });
+    }
+    expect((await patch(l.id, { status: 'archived' }, aRead)).status).toBe(403);
+    expect((await patch(l.id, { status: 'archived' }, bWrite)).status).toBe(404);
+    expect((await patch('00000000-0000-0000-0000-000000000000', { status: 'archived' })).status).toBe(404);
+    expect((await patch('not-a-uuid', { status: 'archived' })).status).toBe(404);
+    expect((await list()).body.learnings.find((x: { id: string }) => x.id === l.id).status).toBe('active');
+  });
+
+  it('learnings written by the service carry their source and author', async () => {
+    const byPlan = await recordLearning(t.db, a.tenant.id, {
+      fact: 'Releasing idle EIPs closed finops.eip_unassociated.',
+      source: 'plan',
+      createdBy: 'plan:7f6c',
+    });
+    const res = (await list()).body.learnings.find((x: { id: string }) => x.id === byPlan.id);
+    expect(res).toMatchObject({ source: 'plan', created_by: 'plan:7f6c', status: 'active', used_count: 0 });
   });
 });

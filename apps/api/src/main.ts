@@ -13,7 +13,8 @@ if (!config.DATABASE_URL || !config.REDIS_URL) {
   logger.fatal('apps/api needs DATABASE_URL and REDIS_URL; on one machine without them, run `npm start`');
   process.exit(2);
 }
-const database = await openDatabase(config, 'opsi-api');
+// A request waits at most this long for a database connection, then answers 503 (errors.ts).
+const database = await openDatabase(config, 'opsi-api', { connectionTimeoutMillis: 10_000 });
 const runtime = createApiRuntime(config, config.REDIS_URL, logger);
 const api = await startApi({
   config,

@@ -1,16 +1,25 @@
 import { createServer, type Server } from 'node:http';
-import { createEngine } from '@opsi/agent';
+import { createEngine, createPlanDrafter } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
+  attemptDelivery,
   cancelChannel,
+  abandonFinalize,
+  executeFinalizePlan,
+  executeGeneratePlan,
   executeReinvestigation,
   executeRun,
+  executeVerifyStep,
+  type PlanDrafter,
+  notifyCriticalFindings,
   processAlertBatch,
   requestScan,
+  runMorningReportJob,
   runResilience,
   triageInventoryAlerts,
   runScan,
   ScanBusy,
+  secretBoxFor,
   sweepRuns,
   type JobState,
 } from '@opsi/core';
@@ -86,8 +95,21 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     maxRetries: config.AGENT_MAX_RETRIES,
   });
 
-  // Handlers per queue. Queues whose jobs arrive with later work (scans, plans, reports) have none yet,
-  // and a pool configured for them refuses to start rather than take jobs it cannot do.
+  // A hosted AGENT_ENGINE also drafts plan steps; its drafts are validated like the built-in ones.
+  const drafter = createPlanDrafter({
+    engine: config.AGENT_ENGINE,
+    model: config.AGENT_MODEL,
+    baseUrl: config.AGENT_BASE_URL,
+    apiKey: config.AGENT_API_KEY,
+    maxRetries: config.AGENT_MAX_RETRIES,
+  }) as PlanDrafter | undefined;
+
+  const delivery = {
+    attempts: config.NOTIFY_ATTEMPTS,
+    backoffMs: config.NOTIFY_BACKOFF_MS,
+    timeoutMs: config.NOTIFY_TIMEOUT_MS,
+  };
+  // Handlers per queue: every declared queue has them.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
     pulse: {
       scan: async (payload, ctx) => {
@@ -97,27 +119,30 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           scanId = (await requestScan(deps.db, null, payload.tenant_id, 'schedule')).id;
           await ctx.job.updateData({ ...payload, scan_id: scanId });
         }
+        let scan;
         try {
-          const scan = await runScan(deps.db, scanId);
-          // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
-          await producer.enqueue(
-            'pulse',
-            'resilience',
-            { tenant_id: payload.tenant_id, scan_id: scan.id },
-            { jobId: `resilience-${scan.id}` },
-          );
-          // The alert events the scan brought in go through triage (the job id makes a retry harmless).
-          if (scan.status === 'completed')
-            await producer.enqueue(
-              'triage',
-              'scan',
-              { tenant_id: payload.tenant_id, scan_id: scan.id },
-              { jobId: `scan-${scan.id}` },
-            );
-          return { scan_id: scan.id, status: scan.status };
+          scan = await runScan(deps.db, scanId);
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
+        // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
+        await producer.enqueue(
+          'pulse',
+          'resilience',
+          { tenant_id: payload.tenant_id, scan_id: scan.id },
+          { jobId: `resilience-${scan.id}` },
+        );
+        if (scan.status === 'completed')
+          await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
+        // The alert events the scan brought in go through triage (the job id makes a retry harmless).
+        if (scan.status === 'completed')
+          await producer.enqueue(
+            'triage',
+            'scan',
+            { tenant_id: payload.tenant_id, scan_id: scan.id },
+            { jobId: `scan-${scan.id}` },
+          );
+        return { scan_id: scan.id, status: scan.status };
       },
       resilience: async (payload) => {
         const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
@@ -130,6 +155,63 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           return retryLaterIfBusy(e, ctx);
         }
       },
+    },
+    plans: {
+      generate: (payload) =>
+        executeGeneratePlan(
+          { db: deps.db, drafter, generationTimeoutMs: config.PLAN_GENERATION_TIMEOUT_MS },
+          payload.tenant_id,
+          payload.plan_id,
+        ),
+      verify: async (payload, ctx) => {
+        const tries = payload.tries ?? 0;
+        const result = await executeVerifyStep({ db: deps.db }, payload, {
+          tries,
+          retries: config.PLAN_VERIFY_RETRIES,
+        });
+        if (result.outcome !== 'retry') return result;
+        // Not reflected by the cloud yet: check again shortly; the step stays `verifying`.
+        await ctx.job.updateData({ ...payload, tries: tries + 1 });
+        await ctx.job.moveToDelayed(Date.now() + config.PLAN_VERIFY_RETRY_DELAY_MS, ctx.token);
+        throw new DelayedError();
+      },
+      finalize: async (payload, ctx) => {
+        try {
+          return await executeFinalizePlan({ db: deps.db }, payload);
+        } catch (e) {
+          // The last attempt gives the plan back (ready, with the reason): finalize can be asked again.
+          if (ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1))
+            await abandonFinalize(deps.db, payload.tenant_id, payload.plan_id, (e as Error).message);
+          throw e;
+        }
+      },
+    },
+    reports: {
+      morning: async (payload, ctx) => {
+        // A scheduled job names no period end: record one, so a retry writes the same period's report.
+        let periodTo = payload.period_to;
+        if (!periodTo) {
+          periodTo = new Date().toISOString();
+          await ctx.job.updateData({ ...payload, period_to: periodTo });
+        }
+        return runMorningReportJob(
+          deps.db,
+          producer,
+          {
+            tenantId: payload.tenant_id,
+            periodTo: new Date(periodTo),
+            requestedBy: payload.requested_by ?? 'schedule',
+          },
+          delivery,
+        );
+      },
+      deliver: (payload, ctx) =>
+        attemptDelivery(deps.db, secretBoxFor(config), payload.delivery_id, {
+          tenantId: payload.tenant_id,
+          lastAttempt: ctx.job.attemptsStarted >= (ctx.job.opts.attempts ?? 1),
+          timeoutMs: config.NOTIFY_TIMEOUT_MS,
+          publicUrl: config.publicUrl,
+        }),
     },
     triage: {
       alerts: (payload) => processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id),

@@ -38,6 +38,11 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  PLAN_REVIEW_BODY_LIMIT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   TRUST_PROXY: bool.default(false),
   METRICS_TOKEN: z.string().min(16).optional(),
   REVISION: z.string().min(1).optional(),
@@ -52,7 +57,7 @@ export const EnvSchema = z.object({
   // Worker pools: which queues this process serves, and how many jobs of each at once.
   WORKER_QUEUES: z
     .string()
-    .default('agent,pulse,triage')
+    .default('agent,pulse,plans,reports,triage')
     .transform((v) =>
       v
         .split(',')
@@ -63,6 +68,10 @@ export const EnvSchema = z.object({
   WORKER_CONCURRENCY_AGENT: z.coerce.number().int().min(1).max(1000).default(8),
   WORKER_CONCURRENCY_PULSE: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY_PLANS: z.coerce.number().int().min(1).max(256).default(4),
+  /** Resolution plans: generation that passes this is failed (retryable); verify re-checks not yet reflected changes. */
+  PLAN_GENERATION_TIMEOUT_MS: z.coerce.number().int().min(1000).default(120_000),
+  PLAN_VERIFY_RETRIES: z.coerce.number().int().min(0).max(20).default(3),
+  PLAN_VERIFY_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(5_000),
   WORKER_CONCURRENCY_REPORTS: z.coerce.number().int().min(1).max(64).default(2),
   WORKER_CONCURRENCY_TRIAGE: z.coerce.number().int().min(1).max(256).default(16),
   /** Triage: a repeat of an alert (same fingerprint) within this many minutes of its last one is a duplicate. */
@@ -114,6 +123,18 @@ export const EnvSchema = z.object({
   WORKER_METRICS_PORT: z.coerce.number().int().min(0).max(65535).default(9464),
   /** The queue dashboard (Bull Board) at /admin/queues, behind OPERATOR_USER / OPERATOR_PASSWORD. */
   BULL_BOARD_ENABLED: bool.default(false),
+  /**
+   * Encrypts installed integrations' secrets (notifier URLs and signing secrets), 32+ characters (a key
+   * is derived with HKDF-SHA256). Required when NODE_ENV=production; elsewhere a random key is kept in
+   * DATA_DIR/secrets.key. Changing it makes the stored secrets unreadable: reinstall the notifiers.
+   */
+  SECRETS_KEY: z.string().min(32, 'at least 32 characters').optional(),
+  /** Tries per notifier delivery (the first included), then it is recorded failed. */
+  NOTIFY_ATTEMPTS: z.coerce.number().int().min(1).max(20).default(5),
+  /** First retry delay of a notifier delivery; it doubles each retry. */
+  NOTIFY_BACKOFF_MS: z.coerce.number().int().min(10).default(30_000),
+  /** Timeout of one notifier request. */
+  NOTIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   OPERATOR_USER: z.string().min(1).optional(),
   OPERATOR_PASSWORD: z.string().min(12).optional(),
 });
@@ -158,6 +179,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   }
   if (e.BULL_BOARD_ENABLED && (!e.OPERATOR_USER || !e.OPERATOR_PASSWORD)) {
     problems.push('BULL_BOARD_ENABLED: needs OPERATOR_USER and OPERATOR_PASSWORD (12+ characters)');
+  }
+  if (e.NODE_ENV === 'production' && !e.SECRETS_KEY) {
+    problems.push(
+      'SECRETS_KEY: needed when NODE_ENV=production (32+ characters; it encrypts notifier URLs and secrets)',
+    );
   }
   if (problems.length) throw new ConfigError(problems);
   const shownHost = e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST;

@@ -21,9 +21,17 @@ export const Learning = z
     fact: z.string(),
     service: z.string().nullable(),
     status: LearningStatus,
+    source: z.enum(['user', 'agent', 'plan']),
     created_by: z.string(),
     created_at: Timestamp,
+    last_used_at: Timestamp.nullable(),
+    used_count: z.number().int(),
   })
   .meta({ id: 'Learning' });
+
+export const PatchLearningBody = z
+  .object({ status: LearningStatus })
+  .strict()
+  .meta({ id: 'PatchLearningBody' });
 
 export const LearningList = z.object({ learnings: z.array(Learning) }).meta({ id: 'LearningList' });

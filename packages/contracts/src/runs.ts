@@ -32,7 +32,11 @@ export const StreamQuery = z.object({
     .pipe(z.array(ToolName).max(50).optional()),
 });
 
-export const Seq = z.coerce.number().int().min(0);
+/** A sequence number as a query or header value: decimal digits only (not 0x10, 1e3, ' 2' or -0). */
+export const Seq = z
+  .string()
+  .regex(/^[0-9]{1,15}$/, 'must be a sequence number: decimal digits only')
+  .transform(Number);
 
 export const AttachQuery = z.object({
   session_id: SessionId,

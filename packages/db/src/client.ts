@@ -30,16 +30,24 @@ function pgTypes(): pg.CustomTypesConfig {
 }
 
 /** A Kysely client over a pg pool for a Postgres server. */
-export function createPostgresDatabase(url: string, opts: { max?: number; applicationName?: string } = {}) {
+export function createPostgresDatabase(
+  url: string,
+  opts: { max?: number; applicationName?: string; connectionTimeoutMillis?: number } = {},
+) {
   const pool = new pg.Pool({
     connectionString: url,
     max: opts.max ?? 10,
     application_name: opts.applicationName ?? 'opsi',
     types: pgTypes(),
+    // 0 (pg's default) waits for a connection forever; a request path sets a bound.
+    connectionTimeoutMillis: opts.connectionTimeoutMillis ?? 0,
   });
-  // An idle connection that breaks (Postgres restarted, the backend terminated, the network dropped)
-  // is an 'error' on the pool; unheard, it would crash the process. The pool has already discarded
-  // that connection and opens a new one for the next query, so there is nothing more to do.
+  // A connection that breaks (Postgres restarted, the backend terminated, the network dropped) emits
+  // 'error'; unheard, it crashes the process. The pool listens only while a client is idle: a client
+  // checked out (Kysely holds one per query or transaction) has no listener, so every client gets its
+  // own for life. Its query has already failed with the same error, and the pool discards a client
+  // that is no longer queryable when it is released, so there is nothing more to do.
+  pool.on('connect', (client) => client.on('error', () => undefined));
   pool.on('error', () => undefined);
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   return { db, kind: 'postgres' as const, close: () => db.destroy() } satisfies DatabaseHandle;
@@ -110,12 +118,14 @@ export async function createEmbeddedDatabase(dir: string): Promise<DatabaseHandl
 export function openDatabase(
   config: Pick<Config, 'DATABASE_URL' | 'DATABASE_POOL_MAX' | 'DATA_DIR'>,
   applicationName?: string,
+  opts: { connectionTimeoutMillis?: number } = {},
 ): Promise<DatabaseHandle> {
   if (config.DATABASE_URL) {
     return Promise.resolve(
       createPostgresDatabase(config.DATABASE_URL, {
         max: config.DATABASE_POOL_MAX,
         ...(applicationName ? { applicationName } : {}),
+        ...opts,
       }),
     );
   }

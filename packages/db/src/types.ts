@@ -108,6 +108,8 @@ export interface AgentRunsTable {
   selected_tools: string[] | null;
   attempts: ColumnType<number, number | undefined, number>;
   last_seq: ColumnType<number, number | undefined, number>;
+  /** Never below any seq handed out for this run (reserved in blocks before use). */
+  seq_reserved: ColumnType<number, number | undefined, number>;
   reply: string | null;
   error: string | null;
   terminal_event: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
@@ -384,6 +386,7 @@ export interface NotificationsTable {
   title: string;
   body: string;
   finding_id: string | null;
+  report_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   read_at: NullableTimestamp;
 }
@@ -397,6 +400,116 @@ export interface LearningsTable {
   /** `user:<email>`, or the agent or job that wrote it. */
   created_by: string;
   created_at: CreatedAt;
+  source: ColumnType<LearningSource, LearningSource | undefined, LearningSource>;
+  last_used_at: NullableTimestamp;
+  used_count: ColumnType<number, number | undefined, number>;
+  archived_at: NullableTimestamp;
+}
+
+export type LearningSource = 'user' | 'agent' | 'plan';
+
+export interface MorningReportsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  period_from: Timestamp;
+  period_to: Timestamp;
+  generated_at: CreatedAt;
+  requested_by: string;
+  headline: string;
+  sections: JsonColumn<Record<string, unknown>>;
+}
+
+export interface TenantToolsTable {
+  tenant_id: string;
+  tool_id: string;
+  status: ColumnType<'active' | 'disabled', 'active' | 'disabled' | undefined, 'active' | 'disabled'>;
+  /** Never a secret: URLs and secrets live only in secret_ciphertext. */
+  settings: JsonColumn<Record<string, unknown>>;
+  secret_ciphertext: string | null;
+  installed_by: string;
+  installed_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+export interface NotifierDeliveriesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  tool_id: string;
+  event_kind: string;
+  subject_id: string;
+  status: ColumnType<DeliveryStatus, DeliveryStatus | undefined, DeliveryStatus>;
+  attempts: ColumnType<number, number | undefined, number>;
+  last_error: string | null;
+  response_status: number | null;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  delivered_at: NullableTimestamp;
+}
+
+export interface RunbooksTable {
+  id: Generated<string>;
+  tenant_id: string;
+  title: string;
+  service: string | null;
+  applies_to: JsonColumn<Record<string, string[]>>;
+  steps: JsonColumn<string[]>;
+  created_by: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
+export type PlanStatus = 'generating' | 'ready' | 'failed' | 'finalizing' | 'resolved';
+export type PlanStepStatus = 'pending' | 'verifying' | 'verified' | 'confirmed' | 'skipped' | 'failed_check';
+
+export interface ResolutionPlansTable {
+  id: Generated<string>;
+  tenant_id: string;
+  group_id: string;
+  finding_id: string;
+  status: ColumnType<PlanStatus, PlanStatus | undefined, PlanStatus>;
+  stale: ColumnType<boolean, boolean | undefined, boolean>;
+  error: string | null;
+  engine: ColumnType<string, string | undefined, string>;
+  attempt: ColumnType<number, number | undefined, number>;
+  evidence_hash: string | null;
+  generation_started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  final_check: JsonColumn<{ outcome: 'resolved' | 'still_present'; summary: string; at: string }> | null;
+  created_by: string;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  resolved_at: NullableTimestamp;
+}
+
+export interface ResolutionPlanStepsTable {
+  plan_id: string;
+  tenant_id: string;
+  seq: number;
+  title: string;
+  instructions: string;
+  citations: JsonColumn<Array<{ kind: string; ref: string }>>;
+  fix_command: string | null;
+  verification: JsonColumn<{ command: string; done_when: string }> | null;
+  check_spec: JsonColumn<Record<string, unknown>> | null;
+  how_to_confirm: string | null;
+  status: ColumnType<PlanStepStatus, PlanStepStatus | undefined, PlanStepStatus>;
+  final: ColumnType<boolean, boolean | undefined, boolean>;
+  last_check: JsonColumn<{ at: string; outcome: string; output_preview: string }> | null;
+  skip_reason: string | null;
+  done_by: string | null;
+  done_at: NullableTimestamp;
+}
+
+export interface RealizedSavingsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  plan_id: string;
+  attempt: number;
+  group_id: string;
+  finding_id: string;
+  monthly_usd: ColumnType<number, number, number>;
+  realized_at: CreatedAt;
 }
 
 /** One run of the resilience engine over a snapshot (the pulse.resilience job). */
@@ -550,6 +663,13 @@ export interface Database {
   finding_group_events: FindingGroupEventsTable;
   notifications: NotificationsTable;
   learnings: LearningsTable;
+  resolution_plans: ResolutionPlansTable;
+  resolution_plan_steps: ResolutionPlanStepsTable;
+  realized_savings: RealizedSavingsTable;
+  morning_reports: MorningReportsTable;
+  tenant_tools: TenantToolsTable;
+  notifier_deliveries: NotifierDeliveriesTable;
+  runbooks: RunbooksTable;
   resilience_runs: ResilienceRunsTable;
   incidents: IncidentsTable;
   incident_resources: IncidentResourcesTable;

@@ -11,6 +11,12 @@ export interface DetectorRow {
 }
 
 /** What a detector says about one root object (a volume, a security group, a launch template…). */
+/** A measured quantity and its unit, e.g. `{ value: 730, unit: 'instance-hours' }`. */
+export interface Measured {
+  value: number;
+  unit: string;
+}
+
 export interface FindingDraft {
   /**
    * The object the finding is about, for clustering: the same check on the same root is one finding
@@ -22,8 +28,13 @@ export interface FindingDraft {
   narrative: string;
   /** 0..1: how sure the detector is (1 for a stated fact, lower for metric-based guesses). */
   confidence: number;
-  /** The resources concerned, each with the action recommended for it and that action's monthly savings. */
-  resources: Array<{ arn: string; actionType: string; savings: number }>;
+  /**
+   * The resources concerned, each with the action recommended for it and that action's monthly savings.
+   * `measured` is the quantity the resource's monthly cost is billed on, where the inventory's own size
+   * (GiB of a volume, a snapshot, a database's storage) is not it: GB a NAT gateway processed, one
+   * address for an Elastic IP, instance-hours a month for an instance.
+   */
+  resources: Array<{ arn: string; actionType: string; savings: number; measured?: Measured }>;
   recommendation: {
     rationale: string;
     actionType: string;

@@ -26,12 +26,27 @@ export class JobProducer {
     queue: Q,
     job: J,
     payload: JobPayload<Q, J>,
-    options: Pick<JobsOptions, 'jobId' | 'delay' | 'priority' | 'deduplication'> = {},
+    options: Pick<
+      JobsOptions,
+      'jobId' | 'delay' | 'priority' | 'deduplication' | 'attempts' | 'backoff'
+    > = {},
   ) {
     const definition = jobDefinition(queue, job);
     if (!definition) throw new Error(`queue ${queue} declares no job ${job}`);
     const data = definition.schema.parse(payload);
     return this.queue(queue).add(job, data, { ...definition.options, ...options });
+  }
+
+  /**
+   * How many workers listen on a queue now (BullMQ names worker connections and reads CLIENT LIST), or
+   * null where the server does not tell (some managed Redis refuse CLIENT LIST).
+   */
+  async workerCount(name: QueueName): Promise<number | null> {
+    try {
+      return await this.queue(name).getWorkersCount();
+    } catch {
+      return null;
+    }
   }
 
   async close(): Promise<void> {

@@ -50,14 +50,23 @@ export const QUEUES = {
   },
   plans: {
     jobs: {
+      // Generation failures do not throw: the plan shows `failed` with the reason (retryable by the user).
       generate: job(z.object({ tenant_id: TenantId, plan_id: z.string().min(1) }), { attempts: 2 }),
+      // `tries` counts re-checks of a change the cloud has not reflected yet; `user_id` is who asked.
       verify: job(
-        z.object({ tenant_id: TenantId, plan_id: z.string().min(1), seq: z.number().int().min(1) }),
-        {
-          attempts: 1,
-        },
+        z.object({
+          tenant_id: TenantId,
+          plan_id: z.string().min(1),
+          seq: z.number().int().min(1),
+          user_id: z.uuid().optional(),
+          tries: z.number().int().min(0).optional(),
+        }),
+        { attempts: 1 },
       ),
-      finalize: job(z.object({ tenant_id: TenantId, plan_id: z.string().min(1) }), { attempts: 2 }),
+      finalize: job(
+        z.object({ tenant_id: TenantId, plan_id: z.string().min(1), user_id: z.uuid().optional() }),
+        { attempts: 2, backoff: { type: 'exponential', delay: 5_000 } },
+      ),
     },
   },
   triage: {
@@ -76,9 +85,20 @@ export const QUEUES = {
   },
   reports: {
     jobs: {
-      morning: job(z.object({ tenant_id: TenantId }), {
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 60_000 },
+      // A scheduled job carries only the tenant: the first attempt records period_to in the job, so a
+      // retry writes the same period's report (unique per tenant and period end).
+      morning: job(
+        z.object({
+          tenant_id: TenantId,
+          period_to: z.iso.datetime({ offset: true }).optional(),
+          requested_by: z.string().min(1).max(200).optional(),
+        }),
+        { attempts: 3, backoff: { type: 'exponential', delay: 60_000 } },
+      ),
+      // One notifier delivery; attempts and backoff come from NOTIFY_ATTEMPTS / NOTIFY_BACKOFF_MS at enqueue.
+      deliver: job(z.object({ tenant_id: TenantId, delivery_id: z.uuid() }), {
+        attempts: 5,
+        backoff: { type: 'exponential', delay: 30_000 },
       }),
     },
   },

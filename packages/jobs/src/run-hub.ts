@@ -24,6 +24,13 @@ export interface SubscribeOptions {
   onEvents(events: RunEvent[]): void | Promise<void>;
   /** Called once when the subscription ends because the run's terminal event was delivered. */
   onEnd?(): void;
+  /**
+   * Asked when the run's stream no longer holds what this subscriber has seen (it vanished or was
+   * reset, as with a Redis restart without persistence): answers the run's terminal event if the run
+   * ended meanwhile (Postgres keeps it), which is delivered and ends the subscription; undefined keeps
+   * waiting for the events that continue the run.
+   */
+  onLost?(): Promise<RunEvent | undefined>;
 }
 
 interface Subscriber extends SubscribeOptions {
@@ -31,10 +38,14 @@ interface Subscriber extends SubscribeOptions {
   key: string;
   seq: number;
   closed: boolean;
+  /** A lookup of a lost stream's run is under way. */
+  asking?: boolean;
 }
 
 const REPLAY_BATCH = 1000;
 const BLOCK_MS = 5000;
+/** How often the watched streams are checked for having vanished or been reset. */
+const LOST_CHECK_MS = 5000;
 
 /**
  * Streams run events to many listeners over one blocking Redis connection.
@@ -52,6 +63,7 @@ export class RunStreamHub {
   private wakeCursor = '0-0';
   private looping = false;
   private stopped = false;
+  private lastLostCheck = Date.now();
 
   constructor(
     private readonly log: EventStreamLog,
@@ -128,6 +140,51 @@ export class RunStreamHub {
     return { ended: false, ready };
   }
 
+  /**
+   * Finds subscribers whose stream no longer holds what they have seen: the stream is gone, or its
+   * last seq is below their cursor (a stream started again). Redis then lost events (a restart without
+   * persistence); the run's terminal event may be among them, so Postgres is asked for it.
+   */
+  private async checkLost() {
+    const keys = [...this.byKey.keys()];
+    if (keys.length === 0) return;
+    const pipeline = this.command.pipeline();
+    for (const key of keys) pipeline.xrevrange(key, '+', '-', 'COUNT', 1);
+    const answers = (await pipeline.exec()) ?? [];
+    keys.forEach((key, i) => {
+      const [err, entries] = answers[i] ?? [];
+      if (err) return;
+      const lastSeq = (entries as StreamEntry[])[0] ? seqOfId((entries as StreamEntry[])[0]![0]) : 0;
+      for (const sub of this.byKey.get(key) ?? []) {
+        if (sub.seq > lastSeq && sub.onLost && !sub.asking) void this.askLost(sub);
+      }
+    });
+  }
+
+  private async askLost(sub: Subscriber) {
+    sub.asking = true;
+    try {
+      const terminal = await sub.onLost!();
+      if (!terminal || sub.closed) return;
+      this.logger?.warn(
+        { run_id: sub.runId, seen: sub.seq, terminal_seq: terminal.seq },
+        'run stream lost; ending it with the terminal event kept in Postgres',
+      );
+      if (terminal.seq > sub.seq) {
+        this.deliver(sub, [terminal]);
+      } else {
+        // Numbered by a writer that lost count: never send a seq the client already has. End the
+        // stream; a re-attach is answered from Postgres.
+        this.remove(sub);
+        sub.onEnd?.();
+      }
+    } catch (err) {
+      this.logger?.warn({ err, run_id: sub.runId }, 'lost run stream lookup failed');
+    } finally {
+      sub.asking = false;
+    }
+  }
+
   private remove(sub: Subscriber) {
     if (sub.closed) return;
     sub.closed = true;
@@ -180,6 +237,10 @@ export class RunStreamHub {
           this.logger?.warn({ err }, 'run stream read failed; retrying');
           await new Promise((r) => setTimeout(r, 500));
           continue;
+        }
+        if (result === null || Date.now() - this.lastLostCheck >= LOST_CHECK_MS) {
+          this.lastLostCheck = Date.now();
+          await this.checkLost().catch((err) => this.logger?.warn({ err }, 'run stream check failed'));
         }
         for (const [key, entries] of result ?? []) {
           if (key === this.wakeKey) {

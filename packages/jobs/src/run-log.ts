@@ -4,10 +4,11 @@ import { TERMINAL_KINDS, type RunEvent, type RunEventData, type RunEventKind } f
 // Appends one event with the next sequence number, atomically. The number is the stream entry id's
 // first part (`<seq>-0`), so it is dense (1, 2, 3…), never reused (XADD refuses an id that is not
 // greater than the last), and a reader's cursor is simply the id. Nothing is appended after a terminal
-// event; the terminal append starts the stream's expiry. ARGV[5] is a floor for the sequence: Postgres
-// checkpoints a run's last seq (at start, resume, tool results, the final message and the end), so a
-// stream lost with Redis continues after the checkpoint instead of at 1. Events after the checkpoint that
-// were lost with the stream may be renumbered: run Redis with AOF (docs/operations.md).
+// event; the terminal append starts the stream's expiry. Two floors keep numbering from going back
+// when Redis loses the stream (a restart without persistence): ARGV[5], the highest seq the writer
+// knows it has handed out, always applies; ARGV[7], a bound that no seq ever handed out for the run
+// exceeds (Postgres keeps it: agent_runs.seq_reserved), applies when the stream is gone, so the run
+// continues above everything a client may have seen. The gap this leaves is the truth: events were lost.
 const APPEND_LUA = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local seq = tonumber(ARGV[5])
@@ -18,6 +19,9 @@ if #last > 0 then
   end
   local lastSeq = tonumber(string.match(last[1][1], '^(%d+)'))
   if lastSeq > seq then seq = lastSeq end
+else
+  local missing = tonumber(ARGV[7])
+  if missing > seq then seq = missing end
 end
 seq = seq + 1
 redis.call('XADD', KEYS[1], seq .. '-0', 'k', ARGV[1], 'a', ARGV[2], 'd', ARGV[3], 't', ARGV[4])
@@ -34,6 +38,7 @@ type AppendingRedis = Redis & {
     terminal: string,
     floor: number,
     ttl: number,
+    missingFloor: number,
   ): Promise<number>;
 };
 
@@ -86,12 +91,16 @@ export class RunEventLog {
     return `${this.redisPrefix}:run:${runId}:events`;
   }
 
-  /** Appends an event; answers it with its seq, or null when the run already ended. */
+  /**
+   * Appends an event; answers it with its seq, or null when the run already ended. Its seq is above
+   * `floor`, and above `missingFloor` too when the stream is gone (see APPEND_LUA).
+   */
   async append<K extends RunEventKind>(
     runId: string,
     kind: K,
     data: RunEventData<K>,
     floor = 0,
+    missingFloor = floor,
   ): Promise<RunEvent | null> {
     const at = new Date().toISOString();
     const terminal = TERMINAL_KINDS.includes(kind) ? '1' : '0';
@@ -103,6 +112,7 @@ export class RunEventLog {
       terminal,
       floor,
       this.ttlSeconds,
+      missingFloor,
     );
     if (seq < 0) return null;
     return { ...(data as object), seq, run_id: runId, kind, at };

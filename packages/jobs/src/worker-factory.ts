@@ -76,5 +76,12 @@ export function createQueueWorker<Q extends QueueName>(
     },
   );
   worker.on('error', (err) => o.logger.error({ err, queue }, 'worker error'));
+  // Handlers throw errors whose messages are safe to log (no payload records, no secrets).
+  worker.on('failed', (job, err) =>
+    o.logger.warn(
+      { queue, job: job?.name, job_id: job?.id, attempt: job?.attemptsMade, error: err.message },
+      'job failed',
+    ),
+  );
   return worker;
 }

@@ -30,8 +30,10 @@ export const REDACT_PATHS = [
 export function createLogger(
   config: Pick<Config, 'LOG_LEVEL' | 'LOG_FORMAT'>,
   bindings: Record<string, unknown> = {},
+  /** Where lines go instead of stdout (tests read them). */
+  destination?: { write(line: string): void },
 ): Logger {
-  return pino({
+  const options = {
     level: config.LOG_LEVEL,
     base: { ...bindings },
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
@@ -39,5 +41,6 @@ export function createLogger(
     ...(config.LOG_FORMAT === 'pretty'
       ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'UTC:HH:MM:ss' } } }
       : {}),
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

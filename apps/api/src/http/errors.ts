@@ -1,6 +1,6 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
-import { AppError, PaymentRequired } from '@opsi/core';
+import { AppError, PaymentRequired, ServiceUnavailable } from '@opsi/core';
 
 /** Names the failing fields of a zod error in one readable line. */
 export function describeZodError(error: ZodError, where: string): string {
@@ -31,6 +31,56 @@ const CLIENT_ERROR_DETAILS: Record<string, string> = {
   'charset.unsupported': 'Unsupported body charset.',
 };
 
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+]);
+// Postgres: connection exceptions (class 08), the server shutting down or starting (57P01..57P03),
+// too many connections (53300).
+const PG_OUTAGE_CODES = /^(08...|57P0[123]|53300)$/;
+const PG_OUTAGE_MESSAGES =
+  /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
+const REDIS_OUTAGE_MESSAGES =
+  /^(Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|LOADING )/;
+
+const OUTAGE_NAMES = {
+  database: 'The database is',
+  redis: 'Redis is',
+  'database or Redis': 'The database or Redis is',
+} as const;
+
+/**
+ * Which dependency an error says is unreachable ('database', 'redis', or a socket error of either),
+ * or undefined for any other error. Such errors answer 503: the request may succeed once it is back.
+ */
+export function dependencyOutage(raw: unknown): 'database' | 'redis' | 'database or Redis' | undefined {
+  if (!(raw instanceof Error)) return undefined;
+  const error = raw as Error & { code?: unknown; severity?: unknown };
+  const code = typeof error.code === 'string' ? error.code : '';
+  if (error.name === 'MaxRetriesPerRequestError' || REDIS_OUTAGE_MESSAGES.test(error.message)) return 'redis';
+  if (PG_OUTAGE_MESSAGES.test(error.message)) return 'database';
+  if (typeof error.severity === 'string' && PG_OUTAGE_CODES.test(code)) return 'database';
+  if (SOCKET_CODES.has(code)) return 'database or Redis';
+  return undefined;
+}
+
+/**
+ * Answers 503 at once, rather than after the client's retries, when the request-path Redis connection
+ * is known to be down (it lost the server and is reconnecting). A connection still making its first
+ * attempt is given its chance.
+ */
+export function assertRedisUp(redis: { status: string }) {
+  if (redis.status === 'reconnecting' || redis.status === 'close' || redis.status === 'end') {
+    throw new ServiceUnavailable('Redis is unavailable; retry shortly.');
+  }
+}
+
 /**
  * Mounted first: every error leaves as `{detail}` (or the contract's 402 shape). Client errors keep a
  * safe message; anything unexpected is a 500 with a fixed message and the request id, stack in the log.
@@ -59,6 +109,11 @@ export async function errorMiddleware(ctx: Context, next: Next) {
       body = {
         detail: CLIENT_ERROR_DETAILS[error.type ?? ''] ?? (error.expose ? error.message : 'Bad request.'),
       };
+    } else if (dependencyOutage(raw)) {
+      status = 503;
+      body = { detail: `${OUTAGE_NAMES[dependencyOutage(raw)!]} unavailable; retry shortly.` };
+      ctx.set('Retry-After', '5');
+      (ctx.state.log ?? console).warn({ err: raw }, 'dependency unavailable');
     } else {
       status = statusOf(error) ?? 500;
       body = { detail: `Internal error. Quote request id ${String(ctx.state.requestId)} when reporting it.` };

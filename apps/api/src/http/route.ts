@@ -59,6 +59,8 @@ export interface RouteSpec<
   params?: P;
   query?: Q;
   body?: B;
+  /** The largest body this route reads, when it is not BODY_LIMIT_BYTES (plans are larger than most bodies). */
+  bodyLimit?: (config: ApiDeps['config']) => number;
   /** Body encodings accepted; JSON unless a route also takes an HTML form post. */
   bodyTypes?: Array<'json' | 'form'>;
   /** Success responses by status, for validation in development and for the OpenAPI document. */

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { Transform } from 'node:stream';
 import coBody from 'co-body';
 import type { Context } from 'koa';
 import type { z } from 'zod';
@@ -16,8 +17,74 @@ function parsePart<T>(schema: z.ZodType<T> | undefined, value: unknown, where: s
   throw new BadRequest(describeZodError(result.error, where));
 }
 
+const MAX_DEPTH = 32;
+/** A UTF-16 surrogate without its pair: not a character, and stored as U+FFFD if let through. */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * Refuses, before any schema or handler sees it, a string input Postgres cannot store: a NUL character
+ * (U+0000) anywhere in a path parameter, query parameter or body value or key. Also bounds how deeply a
+ * body nests (no schema here takes more than a few levels). Walks without recursion: a hostile body
+ * nests thousands deep.
+ */
+function assertStorableInput(value: unknown, where: string) {
+  const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: where, depth: 0 }];
+  while (stack.length) {
+    const { value: v, path, depth } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) throw new BadRequest(`${path}: must not contain a NUL character (U+0000).`);
+      if (LONE_SURROGATE.test(v)) throw new BadRequest(`${path}: is not valid Unicode (a lone surrogate).`);
+      continue;
+    }
+    if (v === null || typeof v !== 'object') continue;
+    if (depth >= MAX_DEPTH) throw new BadRequest(`${path}: nests deeper than ${MAX_DEPTH} levels.`);
+    for (const [key, child] of Object.entries(v)) {
+      const childPath = `${path}.${key}`;
+      if (key.includes('\u0000') || LONE_SURROGATE.test(key)) {
+        throw new BadRequest(
+          `${path}: a field name contains a NUL character (U+0000) or is not valid Unicode.`,
+        );
+      }
+      stack.push({ value: child, path: childPath, depth: depth + 1 });
+    }
+  }
+}
+
 function hasBody(ctx: Context): boolean {
   return Number(ctx.get('content-length') || 0) > 0 || ctx.get('transfer-encoding') !== '';
+}
+
+/**
+ * The request body as a stream that fails with 400 on bytes that are not UTF-8 (decoding would turn
+ * them silently into U+FFFD). A compressed body is left to the parser, which inflates it.
+ */
+function utf8Checked(ctx: Context): Context['req'] {
+  const encoding = ctx.get('content-encoding');
+  if (encoding && encoding !== 'identity') return ctx.req;
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  const check = new Transform({
+    transform(chunk: Buffer, _encoding, callback) {
+      try {
+        decoder.decode(chunk, { stream: true });
+      } catch {
+        return callback(new BadRequest('The request body is not valid UTF-8.'));
+      }
+      callback(null, chunk);
+    },
+    flush(callback) {
+      try {
+        decoder.decode();
+      } catch {
+        return callback(new BadRequest('The request body is not valid UTF-8.'));
+      }
+      callback();
+    },
+  });
+  ctx.req.on('error', (e) => check.destroy(e));
+  const stream = ctx.req.pipe(check) as unknown as Context['req'];
+  // co-body reads the length and encoding from the headers of what it is given.
+  Object.assign(stream, { headers: ctx.req.headers });
+  return stream;
 }
 
 async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<unknown> {
@@ -28,13 +95,14 @@ async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<
   const types = route.body ? (route.bodyTypes ?? ['json']) : ['json'];
   try {
     if (types.includes('json') && ctx.is('application/json', '+json')) {
-      return await coBody.json(ctx.req, { limit, strict: true });
+      return await coBody.json(utf8Checked(ctx), { limit, strict: true });
     }
     if (types.includes('form') && ctx.is('application/x-www-form-urlencoded')) {
-      return await coBody.form(ctx.req, { limit });
+      return await coBody.form(utf8Checked(ctx), { limit });
     }
   } catch (e) {
     // co-body marks unparsable JSON only with status 400 (no type): name it for the caller.
+    if (e instanceof AppError) throw e;
     const error = e as Error & { status?: number; type?: string };
     if (error.status === 400 && !error.type) {
       throw new BadRequest(
@@ -72,7 +140,14 @@ export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
         }
         throw e;
       }
-      const rawBody = await readBody(ctx, route, deps.config.BODY_LIMIT_BYTES);
+      const rawBody = await readBody(
+        ctx,
+        route,
+        route.bodyLimit?.(deps.config) ?? deps.config.BODY_LIMIT_BYTES,
+      );
+      assertStorableInput(ctx.params, 'path');
+      assertStorableInput(ctx.query, 'query');
+      assertStorableInput(rawBody, 'body');
       if (auth) assertOwnTenant(ctx, auth, rawBody);
       const params = parsePart(route.params, ctx.params, 'path', 404);
       const query = parsePart(route.query, ctx.query, 'query', 400);

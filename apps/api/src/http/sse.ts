@@ -6,6 +6,11 @@ export interface SseOptions {
   keepaliveMs: number;
   maxBufferedBytes: number;
   headers?: Record<string, string>;
+  /**
+   * The run's terminal event as Postgres keeps it, asked when the run's stream vanished from Redis (a
+   * restart without persistence) so that a stream whose run ended meanwhile still ends with it.
+   */
+  lost?: () => Promise<RunEvent | undefined>;
 }
 
 /**
@@ -13,6 +18,10 @@ export interface SseOptions {
  * event. Comment lines keep an idle connection alive. Back-pressure: while the socket refuses more, frames
  * wait in a bounded buffer; a client that falls further behind is dropped, and re-attaches with
  * after_seq (the run's log in Redis is the real buffer). Resolves when the response has closed.
+ *
+ * The response head is written with the first frame, after the first read of the run's log: a Redis
+ * that fails before it is an error answer (503), not an event stream that never says anything. One that
+ * fails later ends the stream; the client re-attaches from its last id.
  */
 export async function streamRun(
   ctx: Context,
@@ -21,13 +30,22 @@ export async function streamRun(
   afterSeq: number,
   o: SseOptions,
 ) {
-  const res = openEventStream(ctx, o.headers);
-
+  const res = ctx.res;
+  let open = false;
+  let keepalive: NodeJS.Timeout | undefined;
   const pending: string[] = [];
   let pendingBytes = 0;
   let waiting = false;
   let ended = false;
+  const ensureOpen = () => {
+    if (open) return;
+    open = true;
+    openEventStream(ctx, o.headers);
+    keepalive = setInterval(() => write(': keepalive\n\n'), o.keepaliveMs);
+    write(': stream open\n\n');
+  };
   const write = (frame: string) => {
+    ensureOpen();
     if (res.destroyed || res.writableEnded) return;
     if (waiting) {
       pending.push(frame);
@@ -48,20 +66,30 @@ export async function streamRun(
   });
   const finish = () => {
     ended = true;
+    ensureOpen();
     if (!waiting && !res.writableEnded) res.end();
   };
 
-  write(': stream open\n\n');
-  const keepalive = setInterval(() => write(': keepalive\n\n'), o.keepaliveMs);
   const closed = new Promise<void>((resolve) => res.once('close', resolve));
-  const subscription = await hub.subscribe(runId, afterSeq, {
-    onEvents(events: RunEvent[]) {
-      write(events.map(sseFrame).join(''));
-      // While replaying, the hub waits for the socket to drain before reading the next batch.
-      if (waiting && !res.destroyed) return drained(res);
-    },
-    onEnd: finish,
-  });
+  let subscription: { close(): void };
+  try {
+    subscription = await hub.subscribe(runId, afterSeq, {
+      onEvents(events: RunEvent[]) {
+        write(events.map(sseFrame).join(''));
+        // While replaying, the hub waits for the socket to drain before reading the next batch.
+        if (waiting && !res.destroyed) return drained(res);
+      },
+      onEnd: finish,
+      ...(o.lost ? { onLost: o.lost } : {}),
+    });
+  } catch (err) {
+    if (!open) throw err; // nothing sent yet: the error middleware answers (503 for an outage)
+    (ctx.state.log ?? console).warn({ err, run_id: runId }, 'run stream failed; ending it');
+    clearInterval(keepalive);
+    if (!res.writableEnded) res.end();
+    return;
+  }
+  ensureOpen();
   await closed;
   clearInterval(keepalive);
   subscription.close();
@@ -109,6 +137,7 @@ export function waitForTerminal(
   ctx: Context,
   hub: RunStreamHub,
   runId: string,
+  lost?: () => Promise<RunEvent | undefined>,
 ): Promise<RunEvent | undefined> {
   return new Promise((resolve, reject) => {
     let terminal: RunEvent | undefined;
@@ -131,6 +160,7 @@ export function waitForTerminal(
         onEnd() {
           resolve(terminal);
         },
+        ...(lost ? { onLost: lost } : {}),
       })
       .then((s) => (subscription = s), reject);
   });

@@ -1,18 +1,19 @@
-import { z } from 'zod';
-import { AskBody, AskResponse, AttachQuery, StreamQuery } from '@opsi/contracts';
-import { AppError, latestRunOfSession, startRun } from '@opsi/core';
+import { AskBody, AskResponse, AttachQuery, Seq, StreamQuery } from '@opsi/contracts';
+import { AppError, latestRunOfSession, startRun, storedTerminalEvent } from '@opsi/core';
 import type { RunEvent } from '@opsi/contracts';
 import { defineRoute } from '../http/route';
+import { assertRedisUp } from '../http/errors';
 import { openEventStream, sseFrame, streamRun, waitForTerminal } from '../http/sse';
 import type { ApiDeps } from '../deps';
 
 const SSE = { sse: true } as const;
 
-function sseOptions(deps: ApiDeps, headers: Record<string, string> = {}) {
+function sseOptions(deps: ApiDeps, runId: string, headers: Record<string, string> = {}) {
   return {
     keepaliveMs: deps.config.SSE_KEEPALIVE_MS,
     maxBufferedBytes: deps.config.SSE_MAX_BUFFERED_BYTES,
     headers,
+    lost: () => storedTerminalEvent(deps.db, runId),
   };
 }
 
@@ -32,13 +33,16 @@ export const postAsk = defineRoute({
   responses: { 200: AskResponse },
   errors: [400, 404, 415, 429, 502, 503],
   handler: async ({ ctx, deps, auth, body }) => {
+    assertRedisUp(deps.redis);
     const { runId, sessionId } = await startRun(runDeps(deps), auth, {
       prompt: body.prompt,
       sessionId: body.session_id,
       selectedTools: body.selected_tools,
     });
     ctx.set('X-Run-Id', runId);
-    const terminal = await waitForTerminal(ctx, deps.runs.hub, runId);
+    const terminal = await waitForTerminal(ctx, deps.runs.hub, runId, () =>
+      storedTerminalEvent(deps.db, runId),
+    );
     if (!terminal) return undefined; // the client left; the run goes on
     if (terminal.kind === 'run.failed')
       throw new AppError(502, `The agent run failed: ${String(terminal.detail)}`);
@@ -58,6 +62,7 @@ export const getStream = defineRoute({
   responses: { 200: SSE },
   errors: [400, 404, 429, 503],
   handler: async ({ ctx, deps, auth, query }) => {
+    assertRedisUp(deps.redis);
     const { runId, sessionId } = await startRun(runDeps(deps), auth, {
       prompt: query.prompt,
       sessionId: query.session_id,
@@ -68,12 +73,10 @@ export const getStream = defineRoute({
       deps.runs.hub,
       runId,
       0,
-      sseOptions(deps, { 'X-Session-Id': sessionId, 'X-Run-Id': runId }),
+      sseOptions(deps, runId, { 'X-Session-Id': sessionId, 'X-Run-Id': runId }),
     );
   },
 });
-
-const LastEventId = z.coerce.number().int().min(0);
 
 export const getAttach = defineRoute({
   method: 'GET',
@@ -85,13 +88,14 @@ export const getAttach = defineRoute({
   tags: ['agent'],
   query: AttachQuery,
   responses: { 200: SSE },
-  errors: [400, 404],
+  errors: [400, 404, 503],
   handler: async ({ ctx, deps, auth, query }) => {
     const header = ctx.get('last-event-id');
-    const fromHeader = header ? LastEventId.safeParse(header) : undefined;
+    const fromHeader = header ? Seq.safeParse(header) : undefined;
     if (fromHeader && !fromHeader.success)
-      throw new AppError(400, 'Last-Event-ID must be a sequence number.');
+      throw new AppError(400, 'Last-Event-ID must be a sequence number: decimal digits only.');
     const afterSeq = fromHeader?.data ?? query.after_seq ?? 0;
+    assertRedisUp(deps.redis);
     const run = await latestRunOfSession(deps.db, auth.tenant.id, query.session_id);
     const headers = { 'X-Session-Id': query.session_id, 'X-Run-Id': run.id };
     if (run.status === 'completed' || run.status === 'failed') {
@@ -104,7 +108,7 @@ export const getAttach = defineRoute({
         return;
       }
     }
-    await streamRun(ctx, deps.runs.hub, run.id, afterSeq, sseOptions(deps, headers));
+    await streamRun(ctx, deps.runs.hub, run.id, afterSeq, sseOptions(deps, run.id, headers));
   },
 });
 

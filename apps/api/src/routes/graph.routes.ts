@@ -46,7 +46,7 @@ export const getGraphSearch = defineRoute({
   method: 'GET',
   path: '/api/v1/graph/search',
   auth: 'read',
-  summary: 'Resources whose id, ARN, native id, name or a tag value contains q (case-insensitive)',
+  summary: 'Resources whose id, ARN, native id, name or tags contain q (case-insensitive)',
   description: 'q is 1 to 200 characters; type narrows to one resource type; limit 1 to 500 (default 50).',
   tags: ['graph'],
   query: GraphSearchQuery,

@@ -1,11 +1,13 @@
 import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
+import { ciRoutes } from './ci.routes';
 import { graphRoutes } from './graph.routes';
 import { incidentRoutes } from './incidents.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
+import { planRoutes } from './plans.routes';
 import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
@@ -20,7 +22,9 @@ export const routes: RouteSpec[] = [
   ...agentRoutes,
   ...sessionRoutes,
   ...pulseRoutes,
+  ...planRoutes,
   ...knowledgeRoutes,
+  ...ciRoutes,
   ...graphRoutes,
   ...incidentRoutes,
   ...triageRoutes,

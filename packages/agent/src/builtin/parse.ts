@@ -14,6 +14,7 @@ export type Intent =
   | 'resource'
   | 'neighbours'
   | 'blast'
+  | 'risks'
   | 'incident'
   | 'changes'
   | 'learnings'
@@ -68,6 +69,11 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'learnings',
     pattern: /\b(?:learn(?:ed|t|ings?)?|lessons?|post-?mortems?|retro(?:spective)?s?|takeaways?)\b/,
+  },
+  {
+    intent: 'risks',
+    pattern:
+      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b/,
   },
   {
     intent: 'pick',

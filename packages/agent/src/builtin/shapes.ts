@@ -101,8 +101,48 @@ export interface GraphNode {
 
 export interface BlastRadius {
   resource: GraphNode;
-  dependents: Array<GraphNode & { depth: number }>;
+  depth?: number;
+  dependents: Array<GraphNode & { depth: number; via?: string[]; impact?: 'fails' | 'degraded' }>;
   count: number;
+  fails?: number;
+}
+
+export interface GraphRisksOut {
+  total: number;
+  risks: Array<{
+    id: string;
+    kind: 'spof' | 'toxic_combination';
+    basis: string;
+    severity: string;
+    title: string;
+    reason: string;
+    resources: GraphNode[];
+    finding_ids: string[];
+  }>;
+}
+
+export interface DriftItem extends GraphNode {
+  at: string;
+  actor: string | null;
+  event: string | null;
+}
+
+export interface GraphDriftOut {
+  window: { from: string; to: string };
+  added: DriftItem[];
+  removed: DriftItem[];
+  changed: Array<DriftItem & { fields: Array<{ path: string; before: unknown; after: unknown }> }>;
+}
+
+export interface WhatIfOut {
+  availability_zone?: string;
+  resource?: GraphNode;
+  found?: false;
+  services_down: Array<GraphNode & { depth: number; via: string[] }>;
+  fails: Array<GraphNode & { depth: number; via: string[] }>;
+  fails_count: number;
+  degraded: Array<GraphNode & { depth: number }>;
+  degraded_count: number;
 }
 
 export interface Neighbours {
@@ -159,4 +199,17 @@ export interface LearningList {
     created_at: string;
   }>;
   count: number;
+}
+
+export interface RunbookList {
+  runbooks: Array<{
+    id: string;
+    title: string;
+    service: string | null;
+    source: 'built_in' | 'tenant';
+    applies_to: { detectors: string[]; resource_types: string[]; alert_fingerprints: string[] };
+    steps: string[];
+  }>;
+  count: number;
+  error?: string;
 }

@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import { EngineError, type AgentEngine } from '@opsi/agent';
-import type { RunEvent } from '@opsi/contracts';
+import type { RunEvent, RunEventData, RunEventKind } from '@opsi/contracts';
 import { sql, type Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { availableTools, buildAgentTools } from '../agent/tools';
-import { listLearnings } from '../knowledge/learnings';
+import { listLearnings, markLearningsUsed } from '../knowledge/learnings';
 import { citedIds, incidentTurnContext, recordInvestigationEvent } from '../incidents/investigation';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
@@ -32,6 +32,8 @@ export interface StartRunInput {
 }
 
 const CANCELLED = 'Run cancelled: its session was deleted.';
+const UUID_IN_TEXT = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
+
 /** How many of the newest active learnings go with every agent turn (the rest stay reachable by tool). */
 const TURN_LEARNINGS = 50;
 
@@ -217,6 +219,74 @@ export async function deleteSession(
     .execute();
 }
 
+/** How many seqs a worker reserves in Postgres at a time: one row update per this many events. */
+const SEQ_BLOCK = 100;
+
+/**
+ * Numbers a run's events for one execution so that numbering never goes back, even when Redis loses the
+ * run's stream (a restart without persistence) once or many times while the run goes on, or between
+ * its attempts. It tracks the highest seq handed out (`known`, always the floor) and, before any seq
+ * beyond the block reserved in Postgres is handed out, reserves the next block there
+ * (agent_runs.seq_reserved). A stream found gone continues above the reservation of earlier attempts
+ * and above `known`: above every seq any client may have seen.
+ */
+export class RunSequence {
+  /** The highest seq handed out for this run that this execution knows of. */
+  known: number;
+  /** Every seq up to this one is reserved in Postgres. */
+  reserved: number;
+  /** Reserved by earlier attempts: every seq they handed out is at or below it. */
+  private readonly priorReserved: number;
+
+  constructor(
+    private readonly db: Db,
+    private readonly log: RunEventLog,
+    private readonly runId: string,
+    start: { lastSeq: number; reserved: number },
+  ) {
+    this.known = start.lastSeq;
+    this.reserved = start.reserved;
+    this.priorReserved = Math.max(start.reserved, start.lastSeq);
+  }
+
+  /** The bound to reserve up to before the first append (to write with another update of the row). */
+  firstReservation(): number {
+    return Math.max(this.priorReserved, this.known) + SEQ_BLOCK;
+  }
+
+  /** Appends an event (null when the run already ended), reserving seqs first when needed. */
+  async append<K extends RunEventKind>(kind: K, data: RunEventData<K>): Promise<RunEvent | null> {
+    const missingFloor = Math.max(this.priorReserved, this.known);
+    if (missingFloor + 1 > this.reserved) await this.reserve(missingFloor + SEQ_BLOCK);
+    const event = await this.log.append(this.runId, kind, data, this.known, missingFloor);
+    if (event) {
+      this.known = Math.max(this.known, event.seq);
+      // Another writer numbered past the reservation (a duplicate attempt): keep the bound true.
+      if (event.seq > this.reserved) await this.reserve(event.seq + SEQ_BLOCK);
+    }
+    return event;
+  }
+
+  private async reserve(upTo: number) {
+    await this.db
+      .updateTable('agent_runs')
+      .set((eb) => ({ seq_reserved: eb.fn('greatest', ['seq_reserved', eb.val(upTo)]) }))
+      .where('id', '=', this.runId)
+      .execute();
+    this.reserved = upTo;
+  }
+}
+
+/** The terminal event Postgres keeps for a run, if it ended (for a stream Redis lost). */
+export async function storedTerminalEvent(db: Db, runId: string): Promise<RunEvent | undefined> {
+  const row = await db
+    .selectFrom('agent_runs')
+    .select('terminal_event')
+    .where('id', '=', runId)
+    .executeTakeFirst();
+  return (row?.terminal_event ?? undefined) as RunEvent | undefined;
+}
+
 /** What executing a run needs (the worker side). */
 export interface RunExecuteDeps {
   db: Db;
@@ -252,6 +322,7 @@ export async function executeRun(
         'prompt',
         'selected_tools',
         'last_seq',
+        'seq_reserved',
         'created_at',
         'incident_id',
         'purpose',
@@ -283,9 +354,13 @@ export async function executeRun(
   }
   if (run.status === 'completed' || run.status === 'failed') return { outcome: 'already-ended' as const };
 
+  const seq = new RunSequence(deps.db, deps.log, runId, {
+    lastSeq: Math.max(run.last_seq, last?.seq ?? 0),
+    reserved: run.seq_reserved,
+  });
   const investigation = run.purpose === 'investigation' && run.incident_id ? run.incident_id : undefined;
   const end = async (kind: 'run.completed' | 'run.failed', data: { reply: string } | { detail: string }) => {
-    const terminal = await deps.log.append(runId, kind, data as never, run.last_seq);
+    const terminal = await seq.append(kind, data as never);
     if (terminal) await finishRun(deps.db, runId, terminal);
     if (investigation) {
       // Written once per run, after the run's own terminal event (a retry after a crash here writes it then).
@@ -321,19 +396,24 @@ export async function executeRun(
     await end('run.failed', { detail: CANCELLED });
     return { outcome: 'cancelled' as const };
   }
-  const opened = last
-    ? await deps.log.append(runId, 'run.resumed', { attempt: ctx.attempt, after_seq: last.seq }, run.last_seq)
-    : await deps.log.append(runId, 'run.started', { attempt: ctx.attempt }, run.last_seq);
+  // One statement marks the run running and reserves its first block of seqs.
+  const reserveTo = seq.firstReservation();
   await deps.db
     .updateTable('agent_runs')
     .set((eb) => ({
       status: 'running',
       attempts: ctx.attempt,
-      last_seq: Math.max(run.last_seq, opened?.seq ?? 0),
       started_at: eb.fn.coalesce('started_at', eb.val(new Date())),
+      seq_reserved: eb.fn('greatest', ['seq_reserved', eb.val(reserveTo)]),
     }))
     .where('id', '=', runId)
     .execute();
+  seq.reserved = reserveTo;
+  // A run started before whose stream Redis lost is resumed too, after the highest seq known anywhere.
+  const resumed = last !== undefined || run.status === 'running';
+  await (resumed
+    ? seq.append('run.resumed', { attempt: ctx.attempt, after_seq: seq.known })
+    : seq.append('run.started', { attempt: ctx.attempt }));
   if (investigation)
     await recordInvestigationEvent(
       deps.db,
@@ -345,14 +425,13 @@ export async function executeRun(
       'The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.',
       { session_id: run.session_id },
     );
-  // Postgres keeps a checkpoint of the last seq (at start, resume, tool results and the final message),
-  // the floor from which numbering continues if Redis ever loses the stream.
-  const checkpoint = (seq: number) =>
+  // Postgres keeps a checkpoint of the last seq (tool results and the final message; the end sets it).
+  const checkpoint = (n: number) =>
     deps.db
       .updateTable('agent_runs')
-      .set({ last_seq: seq })
+      .set({ last_seq: n })
       .where('id', '=', runId)
-      .where('last_seq', '<', seq)
+      .where('last_seq', '<', n)
       .execute();
 
   // A turn bound to an incident (an investigation, or a war room's session) sees it.
@@ -401,12 +480,12 @@ export async function executeRun(
             : undefined,
       },
       async ({ kind, ...data }) => {
-        const appended = await deps.log.append(runId, kind, data as never, run.last_seq);
+        const appended = await seq.append(kind, data as never);
         if (!appended) throw new EngineError('The run already ended.');
         if (kind === 'tool.finished') await checkpoint(appended.seq);
       },
     );
-    const completed = await deps.log.append(runId, 'message.completed', { text: reply }, run.last_seq);
+    const completed = await seq.append('message.completed', { text: reply });
     if (completed) await checkpoint(completed.seq);
     await deps.db
       .insertInto('agent_messages')
@@ -423,6 +502,8 @@ export async function executeRun(
         // The session was deleted while the turn ran: the reply has nowhere to go.
         if (!/foreign key/i.test(e.message)) throw e;
       });
+    // Learnings the answer cites (by id) were used: their use count and last use say which ones matter.
+    await markLearningsUsed(deps.db, run.tenant_id, reply.match(UUID_IN_TEXT) ?? []);
     await end('run.completed', { reply });
     return { outcome: 'completed' as const };
   } catch (e) {
@@ -461,7 +542,7 @@ export async function sweepRuns(
 ) {
   const open = await deps.db
     .selectFrom('agent_runs')
-    .select(['id', 'last_seq', 'tenant_id', 'session_id', 'incident_id', 'purpose'])
+    .select(['id', 'last_seq', 'seq_reserved', 'tenant_id', 'session_id', 'incident_id', 'purpose'])
     .where('status', 'in', ['queued', 'running'])
     .where('created_at', '<', new Date(Date.now() - opts.olderThanMs))
     .orderBy('created_at')
@@ -498,7 +579,13 @@ export async function sweepRuns(
         job.state === 'failed'
           ? `The run failed: ${job.failedReason ?? 'its job failed'}.`
           : 'The run was lost: its job is gone.';
-      const terminal = await deps.log.append(run.id, 'run.failed', { detail }, run.last_seq);
+      const terminal = await deps.log.append(
+        run.id,
+        'run.failed',
+        { detail },
+        run.last_seq,
+        Math.max(run.last_seq, run.seq_reserved),
+      );
       if (terminal) await finishRun(deps.db, run.id, terminal);
       await tellIncident(run, terminal);
       closed++;

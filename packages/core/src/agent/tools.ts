@@ -2,8 +2,14 @@ import { z } from 'zod';
 import type { AgentTool, ToolInfo } from '@opsi/agent';
 import { sql, type Db } from '@opsi/db';
 import { DEFAULT_LIMITS, runSandboxed } from '@opsi/detectors';
+import { blastRadius, simulateFailure, walk } from '../graph/analysis';
+import { graphDrift } from '../graph/drift';
+import { graphRisks } from '../graph/graph.service';
+import { loadGraph } from '../graph/load';
+import { NotFound } from '../errors';
 import { buildIncidentTools } from '../incidents/agent-tools';
 import { listLearnings } from '../knowledge/learnings';
+import { listRunbooks, matchRunbooks, runbooksForFinding } from '../knowledge/runbooks';
 import { getFinding, listFindings, listRecommendations, pulseOverview } from '../pulse/findings';
 
 const Domain = z.enum(['finops', 'security', 'sre']);
@@ -13,9 +19,6 @@ const ResourceRef = z.object({
 });
 
 const round2 = (n: unknown) => Math.round(Number(n ?? 0) * 100) / 100;
-
-/** ARNs of what routes egress traffic (subnets, route tables): see blast_radius. */
-const EGRESS_ROUTER = ':(subnet|route-table)/';
 
 /** Types that share a name with the resource they belong to (see findResource). */
 const SECONDARY_TYPES = ['aws_vpc_eip', 'aws_iam_access_key', 'aws_iam_instance_profile'];
@@ -311,42 +314,177 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
     {
       name: 'blast_radius',
       description:
-        'What depends on a resource, by dependency depth: the resources that would be affected if it failed or were deleted.',
-      input: ResourceRef.extend({ depth: z.number().int().min(1).max(5).default(3) }),
+        'What stops working if a resource fails or is deleted: its dependents by dependency depth, each with the path and edge kinds that make it impacted, and whether it fails or is only degraded (keeps part of a pool).',
+      input: ResourceRef.extend({ depth: z.number().int().min(1).max(10).default(3) }),
       async execute(i) {
         const r = await findResource(db, tenantId, i.resource);
         if (!r) return { found: false, resource: i.resource };
-        // Dependents: whoever depends-on, is attached-to, member-of or protected-by it; and what it contains or
-        // targets. routes-to is read by which way the traffic needs it: a subnet or route table that routes
-        // through a route table or gateway depends on it (egress: a NAT gateway's dependents are the route
-        // tables and subnets behind it), while what a load balancer routes to depends on the load balancer.
-        const rows = await sql<{
-          arn: string;
-          depth: number;
-          native_id: string | null;
-          name: string | null;
-          type: string | null;
-        }>`
-          with recursive walk(arn, depth) as (
-            select ${r.arn}::text, 0
-            union
-            select case when e.to_arn = w.arn then e.from_arn else e.to_arn end, w.depth + 1
-            from walk w join resource_edges e on e.tenant_id = ${tenantId}
-              and ((e.to_arn = w.arn and e.kind in ('depends-on', 'attached-to', 'member-of', 'protected-by', 'resolves-to', 'uses-role'))
-                or (e.from_arn = w.arn and e.kind in ('contains', 'targets'))
-                or (e.kind = 'routes-to' and (e.from_arn ~ ${EGRESS_ROUTER}) and e.to_arn = w.arn)
-                or (e.kind = 'routes-to' and not (e.from_arn ~ ${EGRESS_ROUTER}) and e.from_arn = w.arn))
-            where w.depth < ${i.depth}
-          )
-          select w.arn, min(w.depth)::int as depth, n.native_id, n.name, n.type from walk w
-            left join resources n on n.tenant_id = ${tenantId} and n.arn = w.arn and n.deleted_at is null
-          where w.arn <> ${r.arn} group by w.arn, n.native_id, n.name, n.type order by 2, 1 limit 200`.execute(
-          db,
-        );
+        const g = await loadGraph(db, tenantId);
+        const root = g.byArn.get(r.arn);
+        if (root === undefined) return { found: false, resource: i.resource };
+        const { impacted } = blastRadius(g, root, i.depth);
+        const rows = impacted.slice(0, 200).map((x) => {
+          const n = g.nodes[x.node]!;
+          return {
+            arn: n.arn,
+            depth: x.depth,
+            native_id: n.native_id,
+            name: n.name,
+            type: n.type,
+            via: x.via,
+            impact: x.impact,
+          };
+        });
         return {
           resource: { arn: r.arn, native_id: r.native_id, name: r.name },
-          dependents: rows.rows,
-          count: rows.rows.length,
+          depth: i.depth,
+          dependents: rows,
+          count: impacted.length,
+          fails: impacted.filter((x) => x.impact === 'fails').length,
+        };
+      },
+    },
+    {
+      name: 'graph_risks',
+      description:
+        'Single points of failure (graph SPOFs of service paths, and configuration SPOFs: single-AZ databases, capacity-1 groups, one NAT gateway for several AZs) and cross-domain toxic combinations, most severe first, each with its resources and the finding ids it combines.',
+      input: z.object({
+        kind: z.enum(['spof', 'toxic_combination']).optional(),
+        limit: z.number().int().min(1).max(50).default(20),
+      }),
+      async execute(i) {
+        const { risks } = await graphRisks(db, tenantId);
+        const list = risks.filter((r) => !i.kind || r.kind === i.kind);
+        return {
+          total: list.length,
+          risks: list.slice(0, i.limit).map((r) => ({
+            id: r.id,
+            kind: r.kind,
+            basis: r.basis,
+            severity: r.severity,
+            title: r.title,
+            reason: r.reason,
+            resources: r.resources.map(({ arn, native_id, name, type }) => ({ arn, native_id, name, type })),
+            finding_ids: r.finding_ids,
+          })),
+        };
+      },
+    },
+    {
+      name: 'graph_drift',
+      description:
+        'Drift over the last days from snapshot history: resources added, removed and changed (each changed field with before and after), each with who did it (the CloudTrail principal) when known.',
+      input: z.object({ days: z.number().int().min(1).max(90).default(7) }),
+      async execute(i) {
+        const d = await graphDrift(db, tenantId, { days: i.days });
+        const item = (x: {
+          arn: string;
+          native_id: string;
+          name: string | null;
+          type: string;
+          at: string;
+          actor: string | null;
+          event: string | null;
+        }) => ({
+          arn: x.arn,
+          native_id: x.native_id,
+          name: x.name,
+          type: x.type,
+          at: x.at,
+          actor: x.actor,
+          event: x.event,
+        });
+        const short = (v: unknown) => {
+          const text = JSON.stringify(v);
+          return text && text.length > 300 ? `${text.slice(0, 300)}…` : v;
+        };
+        return {
+          window: d.window,
+          added: d.added.slice(0, 50).map(item),
+          removed: d.removed.slice(0, 50).map(item),
+          changed: d.changed.slice(0, 50).map((c) => ({
+            ...item(c),
+            fields: c.fields.map((f) => ({ path: f.path, before: short(f.before), after: short(f.after) })),
+          })),
+          counts: { added: d.added.length, removed: d.removed.length, changed: d.changed.length },
+        };
+      },
+    },
+    {
+      name: 'what_if',
+      description:
+        'What fails if a resource fails or an availability zone is lost (computed now on the dependency graph, pools respected): the resources that fail with the path from the trigger, the load balancers (services) that go down, and what is only degraded.',
+      input: z
+        .object({
+          resource: z.string().min(1).optional().describe('An ARN, a native id or a name'),
+          availability_zone: z.string().min(1).optional().describe('e.g. us-east-1a'),
+        })
+        .refine((v) => Boolean(v.resource) !== Boolean(v.availability_zone), {
+          message: 'give a resource or an availability_zone',
+        }),
+      async execute(i) {
+        const g = await loadGraph(db, tenantId);
+        let seeds: number[];
+        let trigger: Record<string, unknown>;
+        if (i.resource) {
+          const r = await findResource(db, tenantId, i.resource);
+          const at = r ? g.byArn.get(r.arn) : undefined;
+          if (!r || at === undefined) return { found: false, resource: i.resource };
+          seeds = [at];
+          trigger = { resource: { arn: r.arn, native_id: r.native_id, name: r.name, type: r.type } };
+        } else {
+          const az = i.availability_zone!;
+          seeds = [];
+          g.nodes.forEach((n, k) => {
+            if (n.availability_zone !== az) return;
+            if (n.type === 'aws_rds_db_instance' && n.facts?.multi_az === true) return;
+            seeds.push(k);
+          });
+          if (!seeds.length) return { found: false, availability_zone: az };
+          trigger = { availability_zone: az, resources_in_it: seeds.length };
+        }
+        const down = simulateFailure(g, seeds);
+        const seedSet = new Set(seeds);
+        const reached = new Map<number, { depth: number; via: string[] }>();
+        for (const s of seeds)
+          for (const x of walk(g, s, 10, 'up'))
+            if (!seedSet.has(x.node) && (!reached.has(x.node) || reached.get(x.node)!.depth > x.depth))
+              reached.set(x.node, { depth: x.depth, via: x.via });
+        const row = (k: number) => {
+          const n = g.nodes[k]!;
+          const r = reached.get(k);
+          return {
+            arn: n.arn,
+            native_id: n.native_id,
+            name: n.name,
+            type: n.type,
+            depth: r?.depth ?? 0,
+            via: r?.via ?? [],
+          };
+        };
+        const notable = new Set([
+          'aws_ec2_instance',
+          'aws_ec2_target_group',
+          'aws_ec2_application_load_balancer',
+          'aws_route53_record',
+          'aws_rds_db_instance',
+          'aws_vpc_nat_gateway',
+          'aws_vpc_subnet',
+          'aws_elasticache_replication_group',
+        ]);
+        const fails = [...reached.keys()].filter((k) => down[k] && notable.has(g.nodes[k]!.type));
+        const degraded = [...reached.keys()].filter((k) => !down[k] && notable.has(g.nodes[k]!.type));
+        const byDepth = (a: number, b: number) => reached.get(a)!.depth - reached.get(b)!.depth || a - b;
+        return {
+          ...trigger,
+          services_down: fails
+            .filter((k) => g.nodes[k]!.type === 'aws_ec2_application_load_balancer')
+            .sort(byDepth)
+            .map(row),
+          fails: fails.sort(byDepth).slice(0, 100).map(row),
+          fails_count: fails.length,
+          degraded: degraded.sort(byDepth).slice(0, 50).map(row),
+          degraded_count: degraded.length,
         };
       },
     },
@@ -435,6 +573,46 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
           })),
           count: learnings.length,
         };
+      },
+    },
+    {
+      name: 'runbooks',
+      description:
+        "Runbooks: the built-in ones per detector family and the team's own. Give a finding id to get the runbooks that apply to that finding, best first; or a resource type, an alert fingerprint or a service; nothing lists them all.",
+      input: z.object({
+        finding_id: z.string().min(1).max(64).optional(),
+        resource_type: z.string().min(1).max(128).optional().describe('e.g. aws_rds_db_instance'),
+        alert_fingerprint: z.string().min(1).max(200).optional(),
+        service: z.string().min(1).max(128).optional(),
+        limit: z.number().int().min(1).max(20).default(5),
+      }),
+      async execute(i) {
+        let found;
+        if (i.finding_id) {
+          try {
+            found = await runbooksForFinding(db, tenantId, i.finding_id);
+          } catch (e) {
+            if (e instanceof NotFound) return { runbooks: [], count: 0, error: 'No such finding.' };
+            throw e;
+          }
+        } else if (i.resource_type || i.alert_fingerprint) {
+          found = await matchRunbooks(db, tenantId, {
+            resourceTypes: i.resource_type ? [i.resource_type] : [],
+            alertFingerprint: i.alert_fingerprint,
+            services: i.service ? [i.service] : [],
+          });
+        } else {
+          found = await listRunbooks(db, tenantId, { service: i.service });
+        }
+        const runbooks = found.slice(0, i.limit).map((r) => ({
+          id: r.id,
+          title: r.title,
+          service: r.service,
+          source: r.source,
+          applies_to: r.applies_to,
+          steps: r.steps,
+        }));
+        return { runbooks, count: runbooks.length };
       },
     },
     {

@@ -67,9 +67,9 @@ export async function graphSummary(db: Db, tenantId: string) {
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /**
- * Resources whose id, ARN, native id, name or a tag value contains `q` (case-insensitive), exact
+ * Resources whose id, ARN, native id, name or tags (keys and values) contain `q` (case-insensitive), exact
  * matches first, each with its count of open findings. The match runs on one expression that a
- * trigram index serves (migration 20261125T0200).
+ * trigram index serves (migration 20261125T0201).
  */
 export async function searchGraph(
   db: Db,
@@ -88,17 +88,22 @@ export async function searchGraph(
     region: string;
     open_findings: number;
   }>`
-    select r.id, r.arn, r.native_id, r.type, r.name, r.account_id, r.region,
+    with hits as (
+      select r.id, r.tenant_id, r.arn, r.native_id, r.type, r.name, r.account_id, r.region,
+        (lower(r.native_id) = ${o.q.toLowerCase()} or lower(coalesce(r.name, '')) = ${o.q.toLowerCase()} or r.arn = ${o.q}) as exact
+      from resources r
+      where r.tenant_id = ${tenantId} and r.deleted_at is null
+        and (${isUuid ? sql`r.id = ${o.q}::uuid or ` : sql``}
+             lower(r.arn || ' ' || r.native_id || ' ' || coalesce(r.name, '') || ' ' || r.tags::text) like ${pattern})
+        ${o.type ? sql`and r.type = ${o.type}` : sql``}
+      order by exact desc, r.name nulls last, r.arn
+      limit ${o.limit}
+    )
+    -- open findings counted for the page only, not for every match
+    select h.id, h.arn, h.native_id, h.type, h.name, h.account_id, h.region,
       (select count(distinct fr.finding_id)::int from finding_resources fr join findings f on f.id = fr.finding_id
-        where fr.tenant_id = r.tenant_id and fr.arn = r.arn and f.status in ('open', 'acknowledged', 'in_progress')) as open_findings
-    from resources r
-    where r.tenant_id = ${tenantId} and r.deleted_at is null
-      and (${isUuid ? sql`r.id = ${o.q}::uuid or ` : sql``}
-           lower(r.arn || ' ' || r.native_id || ' ' || coalesce(r.name, '') || ' ' || jsonb_path_query_array(r.tags, '$.*')::text) like ${pattern})
-      ${o.type ? sql`and r.type = ${o.type}` : sql``}
-    order by (lower(r.native_id) = ${o.q.toLowerCase()} or lower(coalesce(r.name, '')) = ${o.q.toLowerCase()} or r.arn = ${o.q}) desc,
-      r.name nulls last, r.arn
-    limit ${o.limit}`.execute(db);
+        where fr.tenant_id = h.tenant_id and fr.arn = h.arn and f.status in ('open', 'acknowledged', 'in_progress')) as open_findings
+    from hits h order by h.exact desc, h.name nulls last, h.arn`.execute(db);
   return { results: rows.rows };
 }
 

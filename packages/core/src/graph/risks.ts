@@ -333,8 +333,10 @@ export function computeRisks(g: InfraGraph, findings: OpenFinding[]): Risk[] {
         for (const inst of exposed) {
           const instSgs = arr(g.nodes[inst]!.facts?.security_groups).map((x) => String(x.group_id));
           const sameVpc = g.nodes[inst]!.facts?.vpc_id === g.nodes[sg]!.facts?.vpc_id;
-          if (isOpenIngress(rule) || (sameVpc && instSgs.includes(String(rule.referenced_group_id))))
-            reach(db, inst, [sg]);
+          // A rule open to the world admits an instance from anywhere only if the database has a public
+          // endpoint; otherwise only from inside its VPC.
+          const open = isOpenIngress(rule) && (n.facts?.publicly_accessible === true || sameVpc);
+          if (open || (sameVpc && instSgs.includes(String(rule.referenced_group_id)))) reach(db, inst, [sg]);
         }
       }
     }

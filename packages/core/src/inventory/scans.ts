@@ -88,7 +88,7 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
   });
 }
 
-async function demoSpec(db: Db, tenantId: string, forUpdate = false): Promise<DemoSpec> {
+export async function demoSpec(db: Db, tenantId: string, forUpdate = false): Promise<DemoSpec> {
   let q = db
     .selectFrom('demo_environments')
     .select(['seed', 'size', 'epoch', 'day', 'commands'])
@@ -151,24 +151,55 @@ export async function advanceDemo(db: Db, tenantId: string, days: number) {
   };
 }
 
-/** Records a scan and enqueues it; the job id is the scan id, so asking twice never scans twice. */
+const SCAN_SUMMARY = ['id', 'tenant_id', 'status', 'phase', 'created_at'] as const;
+/** A running scan older than this no longer counts as running (runScan lets another start then). */
+const RUNNING_SCAN_STALE_MS = 3_600_000;
+
+/**
+ * Records a scan and enqueues it; the job id is the scan id, so asking twice never scans twice. With
+ * `reuseActive`, a scan of the tenant that is still queued or running is answered instead of a new one
+ * (and enqueued again under its own job id, a no-op while its job exists), so an operator who asks
+ * again, or whose command was interrupted, never piles up scans. `reused` says which happened.
+ */
 export async function requestScan(
   db: Db,
   producer: JobProducer | null,
   tenantId: string,
   requestedBy: string,
+  options: { reuseActive?: boolean } = {},
 ) {
-  const connection = await db
-    .selectFrom('cloud_connections')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
-  if (!connection) throw new Conflict('This tenant has no connected environment: run env connect first.');
-  const scan = await db
-    .insertInto('inventory_scans')
-    .values({ tenant_id: tenantId, connection_id: connection.id, requested_by: requestedBy })
-    .returning(['id', 'tenant_id', 'status', 'phase', 'created_at'])
-    .executeTakeFirstOrThrow();
+  const { scan, reused } = await db.transaction().execute(async (tx) => {
+    let q = tx.selectFrom('cloud_connections').select('id').where('tenant_id', '=', tenantId);
+    // The connection's row lock makes "find an active scan, else record one" atomic per tenant.
+    if (options.reuseActive) q = q.forUpdate();
+    const connection = await q.executeTakeFirst();
+    if (!connection) throw new Conflict('This tenant has no connected environment: run env connect first.');
+    if (options.reuseActive) {
+      const active = await tx
+        .selectFrom('inventory_scans')
+        .select(SCAN_SUMMARY)
+        .where('tenant_id', '=', tenantId)
+        .where((eb) =>
+          eb.or([
+            eb('status', '=', 'queued'),
+            eb.and([
+              eb('status', '=', 'running'),
+              eb('started_at', '>', new Date(Date.now() - RUNNING_SCAN_STALE_MS)),
+            ]),
+          ]),
+        )
+        .orderBy('created_at', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      if (active) return { scan: active, reused: true };
+    }
+    const created = await tx
+      .insertInto('inventory_scans')
+      .values({ tenant_id: tenantId, connection_id: connection.id, requested_by: requestedBy })
+      .returning(SCAN_SUMMARY)
+      .executeTakeFirstOrThrow();
+    return { scan: created, reused: false };
+  });
   if (producer)
     await producer.enqueue(
       'pulse',
@@ -176,7 +207,7 @@ export async function requestScan(
       { tenant_id: tenantId, scan_id: scan.id },
       { jobId: `scan-${scan.id}` },
     );
-  return scan;
+  return { ...scan, reused };
 }
 
 export function getScan(db: Db, tenantId: string, scanId: string) {
@@ -271,7 +302,7 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
       .where('tenant_id', '=', tenantId)
       .where('status', '=', 'running')
       .where('id', '!=', scanId)
-      .where('started_at', '>', new Date(Date.now() - 3_600_000)) // a scan dead for an hour no longer blocks
+      .where('started_at', '>', new Date(Date.now() - RUNNING_SCAN_STALE_MS)) // a scan dead for an hour no longer blocks
       .executeTakeFirst();
     if (other) throw new ScanBusy(other.id);
     await tx

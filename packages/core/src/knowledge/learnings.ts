@@ -1,18 +1,35 @@
-import { sql, type Db } from '@opsi/db';
+import { sql, type Db, type LearningSource } from '@opsi/db';
 import { appendAudit } from '../audit/audit-log';
 import type { Auth } from '../context';
+import { BadRequest, NotFound } from '../errors';
 
 export const LEARNING_STATUSES = ['active', 'archived'] as const;
 export type LearningStatus = (typeof LEARNING_STATUSES)[number];
+export const LEARNING_SOURCES = ['user', 'agent', 'plan'] as const;
 
 export interface Learning {
   id: string;
   fact: string;
   service: string | null;
   status: LearningStatus;
+  source: LearningSource;
   created_by: string;
   created_at: Date;
+  last_used_at: Date | null;
+  used_count: number;
 }
+
+const COLUMNS = [
+  'id',
+  'fact',
+  'service',
+  'status',
+  'source',
+  'created_by',
+  'created_at',
+  'last_used_at',
+  'used_count',
+] as const;
 
 export interface LearningFilter {
   status?: LearningStatus | undefined;
@@ -31,7 +48,7 @@ export async function listLearnings(
 ): Promise<Learning[]> {
   let q = db
     .selectFrom('learnings')
-    .select(['id', 'fact', 'service', 'status', 'created_by', 'created_at'])
+    .select(COLUMNS)
     .where('tenant_id', '=', tenantId)
     .where('status', '=', filter.status ?? 'active');
   if (filter.service) q = q.where(sql<boolean>`lower(service) = lower(${filter.service})`);
@@ -46,6 +63,13 @@ export async function listLearnings(
     .execute();
 }
 
+const userActor = (auth: Auth) => ({
+  type: 'user' as const,
+  id: auth.user.id,
+  email: auth.user.email,
+  token_id: auth.kind === 'token' ? auth.token.id : null,
+});
+
 /** Records a learning taught by a person; audit-logged in the same transaction. */
 export async function createLearning(
   db: Db,
@@ -59,22 +83,102 @@ export async function createLearning(
         tenant_id: auth.tenant.id,
         fact: input.fact,
         service: input.service ?? null,
+        source: 'user',
         created_by: `user:${auth.user.email}`,
       })
-      .returning(['id', 'fact', 'service', 'status', 'created_by', 'created_at'])
+      .returning(COLUMNS)
       .executeTakeFirstOrThrow();
     await appendAudit(tx, auth.tenant.id, {
-      actor: {
-        type: 'user',
-        id: auth.user.id,
-        email: auth.user.email,
-        token_id: auth.kind === 'token' ? auth.token.id : null,
-      },
+      actor: userActor(auth),
       action: 'learning.created',
       target_type: 'learning',
       target_id: row.id,
-      details: { service: row.service },
+      details: { service: row.service, source: 'user' },
     });
     return row;
   });
+}
+
+/**
+ * Records a learning written by the service itself: by the agent (a correction or discovery) or by a
+ * resolution plan's final check (source `plan`, created_by naming the plan, e.g. `plan:<id>`). For the
+ * plans of issue 12: `recordLearning(db, tenantId, {fact, service, source: 'plan', createdBy})`.
+ */
+export async function recordLearning(
+  db: Db,
+  tenantId: string,
+  input: { fact: string; service?: string | null; source: 'agent' | 'plan'; createdBy: string },
+): Promise<Learning> {
+  const fact = input.fact.trim();
+  if (!fact || fact.length > 2000) throw new BadRequest('fact must be 1 to 2000 characters');
+  return db.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto('learnings')
+      .values({
+        tenant_id: tenantId,
+        fact,
+        service: input.service ?? null,
+        source: input.source,
+        created_by: input.createdBy,
+      })
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    await appendAudit(tx, tenantId, {
+      actor: { type: 'system', id: null },
+      action: 'learning.created',
+      target_type: 'learning',
+      target_id: row.id,
+      details: { service: row.service, source: input.source, created_by: input.createdBy },
+    });
+    return row;
+  });
+}
+
+/** Archives (or reactivates) a learning; another tenant's id is 404. Audit-logged. */
+export async function setLearningStatus(
+  db: Db,
+  auth: Auth,
+  id: string,
+  status: LearningStatus,
+): Promise<Learning> {
+  if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFound('No such learning.');
+  return db.transaction().execute(async (tx) => {
+    const before = await tx
+      .selectFrom('learnings')
+      .select('status')
+      .where('tenant_id', '=', auth.tenant.id)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw new NotFound('No such learning.');
+    const row = await tx
+      .updateTable('learnings')
+      .set({ status, archived_at: status === 'archived' ? new Date() : null })
+      .where('tenant_id', '=', auth.tenant.id)
+      .where('id', '=', id)
+      .returning(COLUMNS)
+      .executeTakeFirstOrThrow();
+    if (before.status !== status)
+      await appendAudit(tx, auth.tenant.id, {
+        actor: userActor(auth),
+        action: status === 'archived' ? 'learning.archived' : 'learning.reactivated',
+        target_type: 'learning',
+        target_id: id,
+        details: { from: before.status, to: status },
+      });
+    return row;
+  });
+}
+
+/** Counts a use of each learning the agent cited in an answer (last_used_at, used_count). */
+export async function markLearningsUsed(db: Db, tenantId: string, ids: string[]): Promise<number> {
+  const unique = [...new Set(ids.filter((id) => /^[0-9a-f-]{36}$/i.test(id)))];
+  if (!unique.length) return 0;
+  const result = await db
+    .updateTable('learnings')
+    .set((eb) => ({ last_used_at: new Date(), used_count: eb('used_count', '+', 1) }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', unique)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
 }

@@ -1,4 +1,4 @@
-import type { DetectorRow, Effort, Severity } from '../detector';
+import type { DetectorRow, Effort, Measured, Severity } from '../detector';
 
 /**
  * Shared pieces of the FinOps detectors: SQL fragments (the inventory's clock, list prices of the
@@ -7,6 +7,11 @@ import type { DetectorRow, Effort, Severity } from '../detector';
 
 /** 730 hours a month, as Infracost and the price table use (domain notes §2.5). */
 export const HOURS_PER_MONTH = 730;
+
+/** A month of hours of something billed by the hour (an instance, a load balancer). */
+export const MONTH_OF_HOURS = (unit: string): Measured => ({ value: HOURS_PER_MONTH, unit });
+/** An Elastic IP is billed as one public IPv4 address, by the hour. */
+export const ONE_ADDRESS: Measured = { value: 1, unit: 'address' };
 
 /**
  * "Now" for ages and metric windows: the inventory's latest observation, not the wall clock (the demo's

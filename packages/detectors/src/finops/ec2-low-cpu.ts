@@ -2,6 +2,7 @@ import { money, round2, type Detector } from '../detector';
 import {
   CLOCK_CTE,
   HOURS_PER_MONTH,
+  MONTH_OF_HOURS,
   label,
   num,
   priceSql,
@@ -83,7 +84,9 @@ export const ec2LowCpu: Detector = {
         severity: severityFor(savings, 'low'),
         narrative: `EC2 instance ${label(row)}, type ${type} in ${String(row.region)}, never averaged more than ${maxAvg}% CPU on any day of the last ${CPU_WINDOW_DAYS} (mean ${num(row.mean_daily_avg)}%, highest daily maximum ${num(row.peak)}%), below the 20% low-utilisation threshold. ${fix}.`,
         confidence: 0.8,
-        resources: [{ arn: row.arn, actionType: 'rightsize', savings }],
+        resources: [
+          { arn: row.arn, actionType: 'rightsize', savings, measured: MONTH_OF_HOURS('instance-hours') },
+        ],
         recommendation: {
           rationale: priced
             ? `This ${type} at under ${CPU_LOW_PERCENT}% daily average CPU pays for capacity it does not use; ${target} (one size down, ${unitPrice(row.target_hourly)}/h against ${unitPrice(row.current_hourly)}/h) fits the observed load. Check memory before resizing (a stop/start is needed).`

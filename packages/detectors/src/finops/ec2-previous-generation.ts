@@ -1,5 +1,14 @@
 import { money, round2, type Detector } from '../detector';
-import { HOURS_PER_MONTH, label, num, priceSql, priorityFor, severityFor, unitPrice } from './common';
+import {
+  HOURS_PER_MONTH,
+  label,
+  MONTH_OF_HOURS,
+  num,
+  priceSql,
+  priorityFor,
+  severityFor,
+  unitPrice,
+} from './common';
 
 /**
  * F11 — previous-generation instance types: EC2 `t2.*`, `m3.*`, `m4.*`, `c4.*`, `r4.*`, and RDS classes
@@ -69,7 +78,15 @@ export const ec2PreviousGeneration: Detector = {
         severity: severityFor(savings, 'low'),
         narrative: `${what} ${label(row)} in ${String(row.region)} is a ${from}, a previous-generation type. Its current-generation successor ${to} has the same size with newer processors and networking; ${money_}.`,
         confidence: 0.95,
-        resources: [{ arn: row.arn, actionType: 'modernize', savings }],
+        // Compute is billed by the hour while it runs: a month of instance-hours, none while stopped.
+        resources: [
+          {
+            arn: row.arn,
+            actionType: 'modernize',
+            savings,
+            measured: row.billed ? MONTH_OF_HOURS('instance-hours') : { value: 0, unit: 'instance-hours' },
+          },
+        ],
         recommendation: {
           rationale: `Previous generations cost as much or more for less performance and are retired first. Change the type to ${to} at the next maintenance window (a stop/start${row.service === 'rds' ? ' or a Multi-AZ failover' : ''})${savings ? `: ${money(savings)}/month` : ''}.`,
           actionType: 'modernize',

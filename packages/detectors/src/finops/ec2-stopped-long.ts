@@ -2,6 +2,7 @@ import { money, round2, type Detector, type FindingDraft } from '../detector';
 import {
   CLOCK_CTE,
   HOURS_PER_MONTH,
+  ONE_ADDRESS,
   groupBy,
   label,
   num,
@@ -94,13 +95,24 @@ export const ec2StoppedLong: Detector = {
         narrative: `EC2 instance ${name}, type ${String(inst.instance_type)} in ${String(inst.region)}, was stopped ${days} days ago (${String(inst.stopped_since)}), past the ${STOPPED_MAX_DAYS}-day mark. Its compute costs nothing while stopped, but ${billed || 'nothing attached to it'} ${billed ? `${volumes.length + eips.length > 1 ? 'are' : 'is'} still billed: ${money(total)} a month` : 'is billed'}. If nobody has needed it in ${days} days, snapshot what must be kept and terminate it.`,
         confidence: 0.95,
         resources: [
-          { arn: inst.arn, actionType: 'terminate', savings: 0 },
+          // A stopped instance bills no instance-hours; its volumes (GiB) and addresses still bill.
+          {
+            arn: inst.arn,
+            actionType: 'terminate',
+            savings: 0,
+            measured: { value: 0, unit: 'instance-hours' },
+          },
           ...volumes.map((v) => ({
             arn: v.arn,
             actionType: 'terminate',
             savings: round2(num(v.monthly_cost)),
           })),
-          ...eips.map((e) => ({ arn: e.arn, actionType: 'release', savings: round2(num(e.monthly_cost)) })),
+          ...eips.map((e) => ({
+            arn: e.arn,
+            actionType: 'release',
+            savings: round2(num(e.monthly_cost)),
+            measured: ONE_ADDRESS,
+          })),
         ],
         recommendation: {
           rationale: `A long-stopped instance is usually forgotten, while what is attached to it keeps costing ${money(total)}/month. Terminating it (after a snapshot or AMI if in doubt) removes that cost; the instance itself saves nothing more, being stopped.`,

@@ -3,6 +3,7 @@ import {
   CLOCK_CTE,
   HOURS_PER_MONTH,
   label,
+  ONE_ADDRESS,
   num,
   priceSql,
   priorityFor,
@@ -45,7 +46,7 @@ export const eipUnassociated: Detector = {
         severity: severityFor(savings),
         narrative: `Elastic IP ${ip} in ${String(row.region)} is not associated with any instance or network interface${days !== null ? ` (allocated ${days === 1 ? '1 day' : `${days} days`} ago)` : ''}. Since February 2024 AWS bills every public IPv4 address, used or not: this one costs ${money(savings)} a month for nothing. Release it unless something (an allowlist, a DNS record) depends on the address itself.`,
         confidence: 0.95,
-        resources: [{ arn: row.arn, actionType: 'release', savings }],
+        resources: [{ arn: row.arn, actionType: 'release', savings, measured: ONE_ADDRESS }],
         recommendation: {
           rationale: `An unassociated address serves no traffic but is billed ${unitPrice(row.hourly)}/hour; releasing it saves ${money(savings)}/month. If a partner allowlists it, reassociate it instead.`,
           actionType: 'release',

@@ -2,6 +2,7 @@ import { money, round2, type Detector } from '../detector';
 import {
   CLOCK_CTE,
   HOURS_PER_MONTH,
+  MONTH_OF_HOURS,
   num,
   priceSql,
   priorityFor,
@@ -96,7 +97,7 @@ export const elbIdle: Detector = {
         severity: severityFor(savings),
         narrative: `${kind === 'application' ? 'Application' : kind === 'network' ? 'Network' : 'Gateway'} load balancer ${lbName} (${String(row.scheme ?? 'unknown scheme')}, ${String(row.region)}, ${String(row.native_id)}) ${why}.${requests} It is still billed by the hour: ${money(savings)} a month before any LCU charges. Delete it, after checking no DNS record still points at it.`,
         confidence: 0.95,
-        resources: [{ arn: row.arn, actionType: 'delete', savings }],
+        resources: [{ arn: row.arn, actionType: 'delete', savings, measured: MONTH_OF_HOURS('hours') }],
         recommendation: {
           rationale: `A load balancer with nothing behind it serves no one but costs ${unitPrice(row.hourly)}/hour; deleting it saves ${money(savings)}/month. Remove DNS aliases to it first.`,
           actionType: 'delete',

@@ -202,7 +202,7 @@ const EXPECTED: Expected[] = [
   })),
 ];
 
-/** Resource types the inventory prices (monthly_cost) and sizes (measured_size). */
+/** Resource types the inventory prices (monthly_cost). */
 const PRICED = new Set([
   'aws_ebs_volume',
   'aws_ebs_snapshot',
@@ -212,7 +212,17 @@ const PRICED = new Set([
   'aws_ec2_application_load_balancer',
   'aws_rds_db_instance',
 ]);
-const SIZED = new Set(['aws_ebs_volume', 'aws_ebs_snapshot', 'aws_ec2_instance', 'aws_rds_db_instance']);
+/** The unit each resource type's monthly cost is billed on, as its finding resources measure it. */
+const BILLED_UNIT: Record<string, RegExp> = {
+  aws_ebs_volume: /^GiB$/,
+  aws_ebs_snapshot: /^GiB$/,
+  aws_rds_db_instance: /^GiB$/,
+  aws_ec2_instance: /^instance-hours$/,
+  aws_vpc_eip: /^address$/,
+  aws_vpc_nat_gateway: /^GB processed in 30 d$/,
+  aws_ec2_application_load_balancer: /^hours$/,
+  aws_cloudwatch_log_group: /^GiB stored$/,
+};
 
 let t: TestContext;
 let small: TestMember;
@@ -307,13 +317,35 @@ describe('the finops detectors on the seeded demo (seed 42, small)', () => {
     expect(findings.filter((f) => f.check_id === 'finops.rds_snapshot_orphaned')).toEqual([]);
   });
 
+  it('measure every resource in the unit its monthly cost is billed on', async () => {
+    const findings = [...(await findingsOf(small.tenant.id)), ...(await findingsOf(medium.tenant.id))];
+    const measured = findings.flatMap((f) => f.resources.map((r) => ({ f, r })));
+    expect(measured.length).toBeGreaterThan(EXPECTED.length);
+    for (const { f, r } of measured) {
+      const where = `${f.title}: ${r.arn}`;
+      expect(typeof r.measured_size, where).toBe('number');
+      expect(Number.isFinite(r.measured_size) && r.measured_size! >= 0, where).toBe(true);
+      expect(BILLED_UNIT[r.type], `${where}: no billed unit known for ${r.type}`).toBeDefined();
+      expect(r.size_unit, where).toMatch(BILLED_UNIT[r.type]!);
+    }
+    const of = (check: string, type: string) =>
+      measured.filter(({ f, r }) => f.check_id === check && r.type === type).map(({ r }) => r.measured_size);
+    // The idle NAT gateway processed nothing; an address is one address; a running instance bills a
+    // month of hours, a stopped one none; a volume is its size.
+    expect(of('finops.nat_unused', 'aws_vpc_nat_gateway')).toContain(0);
+    expect(new Set(of('finops.eip_unassociated', 'aws_vpc_eip'))).toEqual(new Set([1]));
+    expect(new Set(of('finops.ec2_low_cpu', 'aws_ec2_instance'))).toEqual(new Set([730]));
+    expect(new Set(of('finops.ec2_stopped_long', 'aws_ec2_instance'))).toEqual(new Set([0]));
+    const testRestore = measured.find(({ r }) => r.name === 'test-restore')!.r;
+    expect([testRestore.measured_size, testRestore.size_unit]).toEqual([50, 'GiB']);
+  });
+
   it('record each resource as the inventory has it, and savings that add up', async () => {
     for (const f of await findingsOf(small.tenant.id)) {
       expect(f.resources.length, f.title).toBeGreaterThan(0);
       for (const r of f.resources) {
         expect(r.console_url, `${f.title}: ${r.arn}`).toMatch(/^https:\/\/.*console\.aws\.amazon\.com\//);
         if (PRICED.has(r.type)) expect(r.monthly_cost, `${f.title}: ${r.arn}`).not.toBeNull();
-        if (SIZED.has(r.type)) expect(r.measured_size, `${f.title}: ${r.arn}`).not.toBeNull();
         // One action per finding, but an Elastic IP is released, not terminated.
         if (r.type !== 'aws_vpc_eip') expect(r.action_type, f.title).toBe(f.recommendation.action_type);
       }

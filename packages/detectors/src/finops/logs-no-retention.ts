@@ -30,7 +30,10 @@ export const logsNoRetention: Detector = {
         severity: 'info',
         narrative: `CloudWatch log group ${name} in ${String(row.region)} has no retention setting, so its events never expire; it holds ${gib} GiB today and only grows. Set a retention (30 to 365 days is usual, longer only where an audit rule asks for it). No savings figure is given: it depends on how much data falls outside the retention you choose, and we have no sourced price for log storage.`,
         confidence: 0.95,
-        resources: [{ arn: row.arn, actionType: 'configure', savings: 0 }],
+        // CloudWatch Logs bills storage per GB-month: what it stores now.
+        resources: [
+          { arn: row.arn, actionType: 'configure', savings: 0, measured: { value: gib, unit: 'GiB stored' } },
+        ],
         recommendation: {
           rationale: `Logs without retention are a cost that only grows (${gib} GiB stored now). A retention policy caps it with one setting and no downtime.`,
           actionType: 'configure',

@@ -1,4 +1,4 @@
-import { money, round2, type Detector } from '../detector';
+import { money, round2, type Detector, type Measured } from '../detector';
 import {
   CLOCK_CTE,
   HOURS_PER_MONTH,
@@ -10,6 +10,14 @@ import {
   unitPrice,
   metricWindowSql,
 } from './common';
+
+/** GB (10^9 bytes, as AWS bills data processing) sent through the gateway over the window. */
+function gbProcessed(bytes: unknown): Measured {
+  return {
+    value: bytes === null ? 0 : Math.round(num(bytes) / 1e6) / 1000,
+    unit: `GB processed in ${NAT_WINDOW_DAYS} d`,
+  };
+}
 
 /** Days of BytesOutToDestination the check sums. */
 export const NAT_WINDOW_DAYS = 30;
@@ -62,7 +70,8 @@ export const natUnused: Detector = {
         severity: severityFor(savings),
         narrative: `NAT gateway ${label(row)} in ${String(row.region)} (VPC ${String(row.vpc_id)}) ${why}${idle && !available ? ` and is in state '${String(row.state)}'` : ''}. ${available ? `It is billed ${money(savings)} a month for the hours alone. If no route still needs it, delete it (and release its Elastic IP).` : 'It is not billed hourly in that state; delete it to keep the network readable.'}`,
         confidence: idle ? 0.8 : 0.95,
-        resources: [{ arn: row.arn, actionType: 'delete', savings }],
+        // Billed per GB processed (and per hour): the GB it processed in the window, 0 without datapoints.
+        resources: [{ arn: row.arn, actionType: 'delete', savings, measured: gbProcessed(row.bytes_out) }],
         recommendation: {
           rationale: available
             ? `No traffic went through it in ${NAT_WINDOW_DAYS} days, so the private subnets routed to it do not need Internet egress (or use another path); deleting it saves ${unitPrice(row.hourly)}/hour, ${money(savings)}/month. Remove the routes that point at it first.`

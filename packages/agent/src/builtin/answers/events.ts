@@ -1,6 +1,13 @@
 /** Events: what happened (alerts and the changes around them) and what changed (the inventory and CloudTrail). */
 import { isReferenceOnly } from '../parse';
-import type { AlertGroup, NotFound, RecentAlerts, RecentChanges, ResourceDetail } from '../shapes';
+import type {
+  AlertGroup,
+  GraphDriftOut,
+  NotFound,
+  RecentAlerts,
+  RecentChanges,
+  ResourceDetail,
+} from '../shapes';
 import { ok } from '../toolbox';
 import { actorName, when, words } from '../text';
 import {
@@ -261,6 +268,8 @@ function resourceChanges(r: ResourceDetail, out: RecentChanges, window: string):
   return parts.join('\n\n');
 }
 
+const isScalar = (v: unknown) => v === null || ['string', 'number', 'boolean'].includes(typeof v);
+
 /** "What changed since yesterday?" — inventory changes, who made them (CloudTrail), and what is open on them now. */
 export const changes: Handler = async (ctx) => {
   const { box, req } = ctx;
@@ -323,6 +332,22 @@ export const changes: Handler = async (ctx) => {
         ),
       )}`,
     );
+  // Before and after, from snapshot history (the drift tool), for the changes of the actors asked about.
+  if (box.has('graph_drift')) {
+    const drift = ok(await box.call<GraphDriftOut>('graph_drift', { days }));
+    const mine = (drift?.changed ?? []).filter(
+      (c) => !named.length || (c.actor !== null && named.includes(actorName(c.actor))),
+    );
+    const lines = mine.flatMap((c) =>
+      c.fields
+        .filter((f) => isScalar(f.before) && isScalar(f.after))
+        .map(
+          (f) =>
+            `${c.name ?? c.native_id}: ${f.path} ${JSON.stringify(f.before)} → ${JSON.stringify(f.after)}${c.actor ? ` (by ${actorName(c.actor)})` : ''}`,
+        ),
+    );
+    if (lines.length) parts.push(`Before → after (drift between snapshots):\n${bullets(lines)}`);
+  }
   // What the changes left open: the findings on the changed resources that still exist.
   const live = changed.filter((c) => c.change !== 'deleted').map((c) => c.arn);
   if (live.length) {

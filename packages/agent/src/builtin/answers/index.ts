@@ -3,7 +3,7 @@ import type { Handler } from './common';
 import { changes, incident } from './events';
 import { finding, fix, openFindings, pick, savings } from './findings';
 import { help, learnings, runbook, unknown } from './knowledge';
-import { blast, costs, count, neighbours, resource } from './resources';
+import { blast, costs, count, neighbours, resource, risks } from './resources';
 
 export type { Ctx, Handler } from './common';
 
@@ -17,6 +17,7 @@ export const HANDLERS: Record<Intent, Handler> = {
   resource,
   neighbours,
   blast,
+  risks,
   incident,
   changes,
   learnings,

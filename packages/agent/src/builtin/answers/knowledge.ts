@@ -1,5 +1,5 @@
-/** Learnings; what the data cannot answer yet (runbooks), said plainly, with what the data does say instead; help. */
-import type { FindingDetail, FindingList, LearningList, RecentAlerts } from '../shapes';
+/** Learnings and runbooks, each cited by id, with what the data says when they say nothing; help. */
+import type { FindingDetail, FindingList, LearningList, RecentAlerts, RunbookList } from '../shapes';
 import { ok } from '../toolbox';
 import { when } from '../text';
 import { composeFinding } from './findings';
@@ -139,46 +139,73 @@ export const learnings: Handler = async (ctx) => {
   ].join('\n\n');
 };
 
-/** "Is there a runbook for X?" — none exist yet; the closest thing is each finding's recommendation. */
+function runbookBlock(r: RunbookList['runbooks'][number]): string {
+  const whose = r.source === 'tenant' ? "the team's own" : 'built in';
+  return `${r.title} (runbook ${r.id}, ${whose}${r.service ? `, for service ${r.service}` : ''}):\n${numbered(r.steps)}`;
+}
+
+function otherRunbooks(list: RunbookList['runbooks']): string[] {
+  return list.length
+    ? [`Other runbooks that apply: ${list.map((r) => `${r.title} (runbook ${r.id})`).join('; ')}.`]
+    : [];
+}
+
+/**
+ * "Is there a runbook for X?" — from the runbooks tool: for a resource, the runbooks of its most severe
+ * open finding (and that finding's own recommendation), else those for its type; for a service, the
+ * team's runbooks for it; with no topic, every runbook by title. Each runbook is cited by id.
+ */
 export const runbook: Handler = async (ctx) => {
   const topic = topicOf(ctx);
-  const parts = [
-    `There are no runbooks in this service yet: none of my tools stores or returns runbooks${topic ? `, so I have none for ${quoted(ctx, topic) ?? 'it'}` : ''}.`,
-  ];
+  if (!ctx.box.has('runbooks')) return unavailable(ctx, ['runbooks'], 'look up runbooks');
+  const call = async (input: Record<string, unknown>) =>
+    ok(await ctx.box.call<RunbookList>('runbooks', input))?.runbooks ?? [];
   if (topic && ctx.box.has('get_resource')) {
     const res = await resolveResource(ctx, topic);
-    if (res.status === 'resource' && res.resource.open_findings.length && ctx.box.has('get_finding')) {
-      const top = bySeverity(res.resource.open_findings)[0]!;
-      const f = ok(await ctx.box.call<FindingDetail>('get_finding', { id: top.id }));
-      if (f) {
-        parts.push(
-          `The closest thing the data has is the recommendation on each open finding. ${res.resource.name ?? res.resource.arn} has ${res.resource.open_findings.length} open ${res.resource.open_findings.length === 1 ? 'finding' : 'findings'}; for the most severe one:`,
-        );
-        parts.push(
-          composeFinding(
-            f,
-            'fix',
-            bySeverity(res.resource.open_findings).slice(1),
-            res.resource.name ?? undefined,
-          ),
-        );
+    if (res.status === 'resource') {
+      const r = res.resource;
+      const name = r.name ?? r.arn;
+      if (r.open_findings.length) {
+        const top = bySeverity(r.open_findings)[0]!;
+        const found = await call({ finding_id: top.id });
+        const parts = [
+          `${name} (${r.arn}) has ${r.open_findings.length} open ${r.open_findings.length === 1 ? 'finding' : 'findings'}; the most severe is ${findingLine(top, false)}.`,
+          found.length ? `The runbook for it: ${runbookBlock(found[0]!)}` : 'No runbook applies to it.',
+          ...otherRunbooks(found.slice(1)),
+        ];
+        if (ctx.box.has('get_finding')) {
+          const f = ok(await ctx.box.call<FindingDetail>('get_finding', { id: top.id }));
+          if (f)
+            parts.push(
+              `The finding's own recommendation:\n${composeFinding(f, 'fix', [], r.name ?? undefined)}`,
+            );
+        }
         return parts.join('\n\n');
       }
+      const found = r.type ? await call({ resource_type: r.type }) : [];
+      return [
+        `${name} (${r.arn}) has no open findings.`,
+        found.length
+          ? `The runbook for its type (${r.type}): ${runbookBlock(found[0]!)}`
+          : `No runbook applies to its type${r.type ? ` (${r.type})` : ''}.`,
+        ...otherRunbooks(found.slice(1)),
+      ].join('\n\n');
     }
     if (res.status === 'service') {
-      parts.push(`What the data does say: ${await serviceAnswer(ctx, res.service, res.resources)}`);
-      parts.push('Ask "how do I fix the first one?" for the recommended steps of any of them.');
-      return parts.join('\n\n');
+      const own = (await call({ service: res.service, limit: 20 })).filter((x) => x.service);
+      return [
+        own.length
+          ? `The team's runbooks for service ${res.service}:\n\n${own.map(runbookBlock).join('\n\n')}`
+          : `The team has written no runbook for service ${res.service}; the built-in ones apply per finding (ask "is there a runbook for <resource>?").`,
+        `What the data does say: ${await serviceAnswer(ctx, res.service, res.resources)}`,
+      ].join('\n\n');
     }
-    if (res.status === 'not-found' || res.status === 'ambiguous') parts.push(unresolvedAnswer(ctx, res));
-    else if (res.status === 'resource')
-      parts.push(`${res.resource.name ?? res.resource.arn} (${res.resource.arn}) has no open findings.`);
-    return parts.join('\n\n');
+    if (res.status === 'not-found' || res.status === 'ambiguous') return unresolvedAnswer(ctx, res);
   }
-  parts.push(
-    'Ask "how do I fix <finding>?" for the recommended steps of a finding: that is the closest thing I have.',
-  );
-  return parts.join('\n\n');
+  const all = await call({ limit: 20 });
+  return all.length
+    ? `The runbooks (${all.length}):\n${bullets(all.map((r) => `${r.title} (runbook ${r.id}${r.service ? `, service ${r.service}` : ''}): ${r.steps.length} steps`))}\nAsk "is there a runbook for <resource>?" for the one that applies to it.`
+    : 'There are no runbooks.';
 };
 
 const CAPABILITIES = [
@@ -188,7 +215,9 @@ const CAPABILITIES = [
   'what happened last night, or in an incident (from the alerts and the changes around them)',
   'what changed since yesterday, and who changed it (CloudTrail)',
   'how to fix a finding (its recommendation and the query that found it)',
+  'which runbook applies to a resource or a service',
   'what depends on a resource (its blast radius) and what it is connected to',
+  'what breaks if a resource or an availability zone fails, and what our single points of failure and toxic combinations are',
   'how many resources of a kind there are',
 ];
 

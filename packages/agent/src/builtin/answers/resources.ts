@@ -1,14 +1,17 @@
 /** Resources: what is wrong with one, what depends on it, what it is connected to, what costs the most, how many there are. */
 import { isReferenceOnly } from '../parse';
 import type {
+  LearningList,
   BlastRadius,
   FindingList,
+  GraphRisksOut,
   Neighbours,
   NotFound,
   RecentChanges,
   ResourceDetail,
   ResourceRow,
   SavingsSummary,
+  WhatIfOut,
 } from '../shapes';
 import { ok } from '../toolbox';
 import { actorName, idsIn, money, num, when } from '../text';
@@ -203,6 +206,15 @@ async function resourceAnswer(ctx: Ctx, r: ResourceDetail, alsoNamed?: ResourceR
   } else {
     parts.push(skippedNote(ctx, ['recent_changes'], 'say who changed it') ?? '');
   }
+  // What the team taught about the resource's service is part of what is wrong with it (a known
+  // month-end peak, a change window): cited by id, so the use is counted.
+  if (service && box.has('list_learnings')) {
+    const taught = ok(await box.call<LearningList>('list_learnings', { service, limit: 5 }))?.learnings ?? [];
+    if (taught.length)
+      parts.push(
+        `What the team has recorded about service ${service}:\n${bullets(taught.map((l) => `${l.fact} — learning ${l.id}`))}`,
+      );
+  }
   if (r.console_url) parts.push(`Console: ${r.console_url}`);
   const also = alsoNamedNote(alsoNamed);
   if (also) parts.push(also);
@@ -296,8 +308,43 @@ async function graphSubject(
   return { output: out, note: alsoNamedNote(res.alsoNamed) };
 }
 
-/** "What depends on X?" / "What breaks if X fails?" — the dependents by depth. */
+/** An availability zone named in a question ("us-east-1a"). */
+const AZ_RE = /\b([a-z]{2}(?:-gov)?-[a-z]+-\d[a-z])\b/;
+
+/** "What breaks if us-east-1a fails?" — the what-if of losing a zone, from the graph. */
+async function zoneLoss(ctx: Ctx, az: string): Promise<string> {
+  if (!ctx.box.has('what_if')) return unavailable(ctx, ['what_if'], 'work out what losing a zone takes down');
+  const out = ok(await ctx.box.call<WhatIfOut>('what_if', { availability_zone: az }));
+  if (!out) return 'The what-if could not be computed in this turn.';
+  if (out.found === false)
+    return `The inventory has no resource in ${quoted(ctx, az) ?? 'that availability zone'}, so losing it would take nothing down.`;
+  const parts = [
+    `If ${out.availability_zone} failed, ${out.fails_count} ${out.fails_count === 1 ? 'resource' : 'resources'} outside it would fail with it, from the dependency graph (pools respected: a target group keeps serving while one of its targets does).`,
+  ];
+  if (out.services_down.length)
+    parts.push(
+      `Services that go down (load balancers left with no working target):\n${bullets(out.services_down.map((r) => `${label(r)} — via ${r.via.join(' → ')}`))}`,
+    );
+  else parts.push('No load balancer loses all of its targets.');
+  const other = out.fails.filter((r) => r.type !== 'aws_ec2_application_load_balancer').slice(0, 25);
+  if (other.length)
+    parts.push(
+      `What fails with it:\n${bullets(other.map((r) => `${label(r)} — ${r.type}, depth ${r.depth}`))}`,
+    );
+  if (out.degraded_count)
+    parts.push(
+      `Degraded but still serving: ${out.degraded_count} (for example ${out.degraded
+        .slice(0, 3)
+        .map((r) => label(r))
+        .join(', ')}).`,
+    );
+  return parts.join('\n\n');
+}
+
+/** "What depends on X?" / "What breaks if X fails?" — the dependents by depth, and whether each fails. */
 export const blast: Handler = async (ctx) => {
+  const az = AZ_RE.exec(ctx.req.prompt.toLowerCase())?.[1];
+  if (az) return zoneLoss(ctx, az);
   if (!ctx.box.has('blast_radius')) return unavailable(ctx, ['blast_radius'], 'work out what depends on it');
   const got = await graphSubject(ctx, 'blast_radius');
   if ('answer' in got) return got.answer;
@@ -305,11 +352,15 @@ export const blast: Handler = async (ctx) => {
   const subject = label(b.resource);
   const note = got.note ? `\n\n${got.note}` : '';
   if (!b.count)
-    return `Nothing in the dependency graph depends on ${subject}: no resource depends on it, is attached to it, is a member of it or is protected by it (within three hops). Deleting it would affect nothing else the inventory knows of.${note}`;
+    return `Nothing in the dependency graph depends on ${subject} (within three hops): no resource needs it, so its failure or deletion would take nothing else down that the inventory knows of.${note}`;
   const byDepth = new Map<number, BlastRadius['dependents']>();
   for (const d of b.dependents) byDepth.set(d.depth, [...(byDepth.get(d.depth) ?? []), d]);
+  const fails = b.fails ?? b.dependents.filter((d) => d.impact !== 'degraded').length;
   const parts = [
-    `If ${subject} failed or were deleted, ${b.count} ${b.count === 1 ? 'resource' : 'resources'} would be affected, from the dependency graph (within three hops):`,
+    `If ${subject} failed or were deleted, ${b.count} ${b.count === 1 ? 'resource' : 'resources'} would be affected, from the dependency graph (within three hops)` +
+      (fails === b.count
+        ? ':'
+        : `; ${fails} would fail outright and ${b.count - fails} would be degraded (they keep part of a pool):`),
   ];
   let shown = 0;
   for (const [depth, rows] of [...byDepth.entries()].sort((a, c) => a[0] - c[0])) {
@@ -317,11 +368,45 @@ export const blast: Handler = async (ctx) => {
     shown += take.length;
     if (!take.length) break;
     parts.push(
-      `Depth ${depth}${depth === 1 ? ' (directly)' : ''}:\n${bullets(take.map((d) => `${label(d)} — ${d.type ?? 'resource'}`))}`,
+      `Depth ${depth}${depth === 1 ? ' (directly)' : ''}:\n${bullets(take.map((d) => `${label(d)} — ${d.type ?? 'resource'}${d.impact === 'degraded' ? ' (degraded)' : ''}`))}`,
     );
   }
   if (shown < b.dependents.length) parts.push('(The list goes on; ask about one of them for more.)');
   if (got.note) parts.push(got.note);
+  return parts.join('\n\n');
+};
+
+/** "What are our single points of failure?" — graph and configuration SPOFs, and toxic combinations. */
+export const risks: Handler = async (ctx) => {
+  if (!ctx.box.has('graph_risks')) return unavailable(ctx, ['graph_risks'], 'find single points of failure');
+  const toxicOnly = /\btoxic\b/.test(ctx.req.prompt.toLowerCase());
+  const out = ok(
+    await ctx.box.call<GraphRisksOut>('graph_risks', toxicOnly ? { kind: 'toxic_combination' } : {}),
+  );
+  if (!out) return 'The risks could not be computed in this turn.';
+  if (!out.total)
+    return toxicOnly
+      ? 'The graph shows no toxic combination: no Internet-exposed instance reaches a data store with problems in several domains or sensitive data.'
+      : 'The graph shows no single point of failure and no toxic combination in the current inventory.';
+  const spofs = out.risks.filter((r) => r.kind === 'spof');
+  const toxic = out.risks.filter((r) => r.kind === 'toxic_combination');
+  const line = (r: GraphRisksOut['risks'][number]) =>
+    `[${r.severity}] ${r.title} — ${r.reason} Resources: ${r.resources
+      .slice(0, 4)
+      .map((n) => label(n))
+      .join(', ')}${r.finding_ids.length ? `. Findings: ${r.finding_ids.slice(0, 4).join(', ')}` : ''}`;
+  const parts = [
+    toxicOnly
+      ? `From the dependency graph of the current inventory: ${toxic.length} toxic ${toxic.length === 1 ? 'combination' : 'combinations'}.`
+      : `From the dependency graph of the current inventory: ${spofs.length} single ${spofs.length === 1 ? 'point' : 'points'} of failure and ${toxic.length} toxic ${toxic.length === 1 ? 'combination' : 'combinations'}, most severe first.`,
+  ];
+  if (spofs.length && !toxicOnly)
+    parts.push(`Single points of failure:\n${numbered(spofs.slice(0, 12).map(line))}`);
+  if (toxic.length)
+    parts.push(
+      `Toxic combinations (security + reliability on connected resources):\n${numbered(toxic.map(line))}`,
+    );
+  parts.push('Ask "what breaks if <one of them> fails?" for its blast radius.');
   return parts.join('\n\n');
 };
 

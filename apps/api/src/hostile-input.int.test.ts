@@ -1,0 +1,285 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@opsi/db';
+import {
+  createTenantWithUser,
+  createTestContext,
+  loginOverHttp,
+  mintTestToken,
+  startTestApi,
+  startTestWorker,
+  type TestContext,
+  type TestMember,
+} from '@opsi/test-support';
+import type { RunningApi } from './server';
+
+// Every operation of the OpenAPI document, fed hostile input in its path parameters, its query and
+// its body: NUL bytes, bytes that are not UTF-8, lone surrogates, deep JSON, huge strings, odd numbers,
+// wrong types. No answer is a 5xx; every refusal is {detail} and writes nothing (the row counts of the
+// tenant's tables and the audit log are unchanged). A hostile-looking value that is valid (a prompt of
+// "0x10") is a valid request: what it writes is what any valid request would.
+
+let t: TestContext;
+let api: RunningApi;
+let worker: { close(): Promise<void> };
+let member: TestMember;
+let token: string;
+let session: { cookie: string; csrf: string };
+let countSql: string;
+
+type Json = Record<string, any>;
+let doc: Json;
+
+beforeAll(async () => {
+  t = await createTestContext({ BODY_LIMIT_BYTES: '65536' });
+  api = await startTestApi(t);
+  // /ask waits for its run: a worker (the scripted engine echoes plain prompts) ends it.
+  worker = await startTestWorker(t);
+  member = await createTenantWithUser(t, { budget: 100_000 });
+  token = (await mintTestToken(t, member, 'read_write')).token;
+  session = await loginOverHttp(api.url, member.user.email, member.password);
+  doc = (await (await fetch(`${api.url}/api/v1/openapi.json`)).json()) as Json;
+  // One statement that counts the tenant's rows in every table that has a tenant_id.
+  const tables = await sql<{ table_name: string }>`
+    select table_name from information_schema.columns
+     where table_schema = 'public' and column_name = 'tenant_id' order by table_name`.execute(t.db);
+  countSql = tables.rows
+    .map(
+      (r) => `select '${r.table_name}' as t, count(*)::int as n from "${r.table_name}" where tenant_id = $1`,
+    )
+    .join(' union all ');
+}, 120_000);
+afterAll(async () => {
+  await worker?.close();
+  await api?.close();
+  await t?.close();
+});
+
+async function snapshot(): Promise<Record<string, number>> {
+  const { rows } = await sql
+    .raw<{ t: string; n: number }>(countSql.replaceAll('$1', `'${member.tenant.id}'`))
+    .execute(t.db);
+  return Object.fromEntries(rows.map((r) => [r.t, r.n]));
+}
+
+/** Waits until none of the tenant's runs is queued or running. */
+async function runsSettled() {
+  for (let i = 0; i < 300; i++) {
+    const open = await t.db
+      .selectFrom('agent_runs')
+      .select('id')
+      .where('tenant_id', '=', member.tenant.id)
+      .where('status', 'in', ['queued', 'running'])
+      .executeTakeFirst();
+    if (!open) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error('runs did not settle');
+}
+
+/** Path segments and query values, already percent-encoded as a client would send them. */
+const ENCODED = [
+  '%00',
+  'a%00b',
+  '%FF%FE', // not UTF-8
+  '%ED%A0%80', // a UTF-16 surrogate encoded as UTF-8
+  '%', // a broken escape
+  '%E2%80%AE', // right-to-left override
+  'x'.repeat(3000),
+  '0x10',
+  '1e3',
+  '-1',
+  '9007199254740993',
+  '..%2F..%2Fetc%2Fpasswd',
+  "'%20or%201%3D1--",
+];
+
+/** Values put in JSON bodies. */
+function bodyValues(): unknown[] {
+  let deep: unknown = 'x';
+  for (let i = 0; i < 200; i++) deep = [deep];
+  return [
+    'a\u0000b',
+    'a\ud800b',
+    'x'.repeat(70_000), // past the body limit
+    'x'.repeat(30_000), // within it, past every field's own limit
+    '',
+    1e308,
+    -0,
+    2 ** 53 + 1,
+    true,
+    null,
+    [],
+    deep,
+    { __proto__: { admin: true } },
+  ];
+}
+
+/** Raw bodies for an operation that takes one (JSON unless the content type says otherwise). */
+function rawBodies(): Array<{ type: string; body: string | Buffer }> {
+  return [
+    {
+      type: 'application/json',
+      body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]),
+    },
+    { type: 'application/json', body: '['.repeat(20_000) + ']'.repeat(20_000) },
+    { type: 'application/json', body: '{"a":'.repeat(5_000) + '1' + '}'.repeat(5_000) },
+    { type: 'application/json', body: '{"a": 1e309, "b": -1e309}' },
+    { type: 'application/json', body: 'null' },
+    { type: 'application/json', body: '[]' },
+    { type: 'application/json', body: '"x"' },
+    { type: 'application/json', body: '{' },
+    { type: 'application/json', body: '{"__proto__": {"admin": true}, "constructor": {"prototype": {}}}' },
+    { type: 'application/json', body: 'x'.repeat(200_000) },
+    { type: 'application/json; charset=utf-16', body: '{}' },
+    { type: 'text/plain', body: 'a\u0000b' },
+    { type: 'application/x-www-form-urlencoded', body: 'email=a%00b&password=x' },
+    { type: 'application/x-www-form-urlencoded', body: 'email[a][b][c][d][e][f][g]=x&password=%FF' },
+  ];
+}
+
+interface Case {
+  method: string;
+  path: string;
+  what: string;
+  headers?: Record<string, string>;
+  body?: string | Buffer;
+}
+
+function resolve(schema: Json | undefined): Json | undefined {
+  if (schema?.$ref) return doc.components.schemas[String(schema.$ref).split('/').pop()!] as Json;
+  return schema;
+}
+
+/** Every hostile request for every operation of the document. */
+function cases(): Case[] {
+  const out: Case[] = [];
+  for (const [template, ops] of Object.entries(doc.paths as Record<string, Record<string, Json>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      const params = (op.parameters ?? []) as Json[];
+      const pathParams = params.filter((p) => p.in === 'path').map((p) => String(p.name));
+      const queryParams = params.filter((p) => p.in === 'query').map((p) => String(p.name));
+      const fill = (name?: string, value?: string) =>
+        template.replace(/\{(\w+)\}/g, (_, p: string) =>
+          p === name ? value! : '00000000-0000-4000-8000-000000000000',
+        );
+      const M = method.toUpperCase();
+      for (const p of pathParams)
+        for (const v of ENCODED)
+          out.push({ method: M, path: fill(p, v), what: `path ${p}=${v.slice(0, 30)}` });
+      for (const q of [...queryParams, 'undeclared']) {
+        for (const v of [...ENCODED, '', `a&${q}=b`]) {
+          out.push({ method: M, path: `${fill()}?${q}=${v}`, what: `query ${q}=${v.slice(0, 30)}` });
+        }
+      }
+      out.push({
+        method: M,
+        path: `${fill()}?${'q'.repeat(20)}=${'x'.repeat(20_000)}`,
+        what: 'a huge query',
+      });
+      const body = resolve(op.requestBody?.content?.['application/json']?.schema as Json | undefined);
+      const json = (value: unknown) => ({ 'content-type': 'application/json', body: JSON.stringify(value) });
+      const props = Object.keys((body?.properties as Json | undefined) ?? {});
+      for (const prop of M === 'GET' ? [] : [...props, 'tenant_id', 'undeclared']) {
+        for (const [i, v] of bodyValues().entries()) {
+          const { body: text, ...headers } = json({ [prop]: v });
+          out.push({ method: M, path: fill(), what: `body ${prop} #${i}`, headers, body: text });
+        }
+      }
+      if (M !== 'GET') {
+        for (const [i, raw] of rawBodies().entries()) {
+          out.push({
+            method: M,
+            path: fill(),
+            what: `raw body #${i}`,
+            headers: { 'content-type': raw.type },
+            body: raw.body,
+          });
+        }
+      }
+    }
+  }
+  // Logging out ends the session the others use: last.
+  return out.sort(
+    (a, b) => Number(a.path.startsWith('/auth/logout')) - Number(b.path.startsWith('/auth/logout')),
+  );
+}
+
+function authFor(c: Case): Record<string, string> {
+  const op = (doc.paths as Json)[
+    Object.keys(doc.paths).find(
+      (p) => c.path.split('?')[0]!.startsWith(p.split('{')[0]!) && matches(p, c.path),
+    )!
+  ]?.[c.method.toLowerCase()] as Json | undefined;
+  const security = (op?.security ?? []) as Json[];
+  if (security.some((s) => 'bearer' in s)) return { authorization: `Bearer ${token}` };
+  if (security.some((s) => 'session' in s)) return { cookie: session.cookie, 'x-csrf-token': session.csrf };
+  return {};
+}
+
+function matches(template: string, path: string): boolean {
+  const re = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]*')}$`);
+  return re.test(path.split('?')[0]!);
+}
+
+describe('hostile input on every operation of the OpenAPI document', () => {
+  it('never answers 5xx; every refusal is {detail} and writes nothing', async () => {
+    const all = cases();
+    expect(all.length).toBeGreaterThan(500);
+    const failures: string[] = [];
+    let baseline = await snapshot();
+    let refused = 0;
+    for (const c of all) {
+      const controller = new AbortController();
+      let status: number;
+      let text = '';
+      try {
+        const res = await fetch(`${api.url}${c.path}`, {
+          method: c.method,
+          headers: { ...authFor(c), ...c.headers },
+          ...(c.body !== undefined
+            ? { body: typeof c.body === 'string' ? c.body : new Uint8Array(c.body) }
+            : {}),
+          signal: AbortSignal.any([controller.signal, AbortSignal.timeout(30_000)]),
+        });
+        status = res.status;
+        const type = res.headers.get('content-type') ?? '';
+        // An event stream that opened is a valid request: its status is all this needs.
+        if (type.startsWith('text/event-stream')) controller.abort();
+        else text = await res.text();
+      } catch (e) {
+        if (!controller.signal.aborted) {
+          failures.push(`${c.method} ${c.what}: ${String(e)}`);
+          continue;
+        }
+        status = 200;
+      }
+      // A read cannot write, but for the one that starts a run; the rest are counted after each request.
+      const writes = c.method !== 'GET' || c.path.startsWith('/api/v1/stream?');
+      const after = writes ? await snapshot() : baseline;
+      if (status >= 500)
+        failures.push(`${c.method} ${c.path.slice(0, 80)} (${c.what}): ${status} ${text.slice(0, 200)}`);
+      else if (status >= 400) {
+        refused++;
+        // 431 (headers too large) is Node's own, before the app: no body to check.
+        if (status !== 431 && !/^\{"detail":/.test(text) && !/tier_restricted/.test(text)) {
+          failures.push(`${c.method} ${c.what}: ${status} without {detail}: ${text.slice(0, 120)}`);
+        }
+        if (JSON.stringify(after) !== JSON.stringify(baseline)) {
+          failures.push(`${c.method} ${c.what}: ${status} but wrote ${JSON.stringify({ baseline, after })}`);
+        }
+      }
+      if (status < 300) {
+        // A valid request: what it writes is what a valid request writes, now or through the run it
+        // started (the worker writes the reply when the run ends).
+        await runsSettled();
+        baseline = await snapshot();
+      }
+      if (c.path.startsWith('/auth/logout') && status < 300) {
+        session = await loginOverHttp(api.url, member.user.email, member.password);
+        baseline = await snapshot();
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(refused).toBeGreaterThan(all.length / 2);
+  }, 300_000);
+});

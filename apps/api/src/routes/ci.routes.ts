@@ -1,0 +1,23 @@
+import { PlanReviewBody, PlanReviewResult } from '@opsi/contracts';
+import { reviewPlan } from '@opsi/core';
+import { defineRoute } from '../http/route';
+
+export const postPlanReview = defineRoute({
+  method: 'POST',
+  path: '/api/v1/plan-review',
+  auth: 'read_write',
+  summary: 'Review a Terraform plan against the live environment',
+  description:
+    'Body `{plan}`: `terraform plan` text (colours, CI log lines and the drift section are fine) or `terraform show -json <planfile>`. ' +
+    'Answers the overall risk and risk-ranked annotations, each citing plan lines, live resources and findings, plus a summary, the monthly cost delta at list prices, ' +
+    'and the open findings the plan fixes and the ones it would introduce. Read-only: nothing is stored but an audit entry (plan digest, overall risk). ' +
+    'Missing, empty or non-Terraform plan: 400. Free tier: 403. Body above PLAN_REVIEW_BODY_LIMIT_BYTES (10 MiB by default): 413.',
+  tags: ['ci'],
+  body: PlanReviewBody,
+  bodyLimit: (config) => config.PLAN_REVIEW_BODY_LIMIT_BYTES,
+  responses: { 200: PlanReviewResult },
+  errors: [400, 413, 415],
+  handler: ({ deps, auth, body }) => reviewPlan(deps.db, auth, body.plan),
+});
+
+export const ciRoutes = [postPlanReview];

@@ -1,0 +1,118 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { freePort } from './processes';
+
+// Dependencies of a drill's own: a Postgres cluster and a Redis server started on free ports in a temp
+// directory, so a drill may stop and restart them. Never the machine's shared servers.
+
+const run = promisify(execFile);
+
+/** Where Postgres's server binaries are: PG_BIN, or Debian's layout for Postgres 15. */
+export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+export const REDIS_SERVER = process.env.REDIS_SERVER ?? '/usr/bin/redis-server';
+
+/** Why drills cannot run here, or undefined when they can. */
+export function drillsUnavailable(): string | undefined {
+  if (!existsSync(join(PG_BIN, 'pg_ctl'))) return `no pg_ctl in ${PG_BIN} (set PG_BIN)`;
+  if (!existsSync(REDIS_SERVER)) return `no redis-server at ${REDIS_SERVER} (set REDIS_SERVER)`;
+  return undefined;
+}
+
+/** Postgres refuses to run as root: as root, its commands run as the `postgres` user. */
+async function asPostgresUser(command: string, args: string[]) {
+  const root = process.getuid?.() === 0;
+  const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
+  return run(file, argv, { timeout: 60_000 });
+}
+
+export interface DrillPostgres {
+  url(database?: string): string;
+  port: number;
+  /** Stops the server (fast: open connections are cut, as a restart cuts them). */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops and removes the cluster. */
+  destroy(): Promise<void>;
+}
+
+/** A throwaway Postgres cluster on a free port, trust authentication, user postgres. */
+export async function startDrillPostgres(): Promise<DrillPostgres> {
+  const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'opsi-drill-pg-'));
+  if (process.getuid?.() === 0) {
+    const { stdout } = await run('id', ['-u', 'postgres']);
+    const { stdout: gid } = await run('id', ['-g', 'postgres']);
+    chownSync(dir, Number(stdout.trim()), Number(gid.trim()));
+  }
+  const data = join(dir, 'data');
+  await asPostgresUser(join(PG_BIN, 'initdb'), ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=60`;
+  const pgCtl = (...args: string[]) =>
+    asPostgresUser(join(PG_BIN, 'pg_ctl'), ['-D', data, '-l', join(dir, 'log'), '-o', options, ...args]);
+  await pgCtl('-w', 'start');
+  return {
+    port,
+    url: (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`,
+    stop: () => pgCtl('-w', '-m', 'fast', 'stop').then(() => undefined),
+    start: () => pgCtl('-w', 'start').then(() => undefined),
+    async destroy() {
+      await pgCtl('-w', '-m', 'immediate', 'stop').catch(() => undefined);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export interface DrillRedis {
+  url: string;
+  /** Kills the server; with no persistence, everything it held is gone. */
+  kill(): Promise<void>;
+  start(): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** A throwaway redis-server on a free port, without persistence (no RDB, no AOF). */
+export async function startDrillRedis(): Promise<DrillRedis> {
+  const port = await freePort();
+  let child: ChildProcess | undefined;
+  const start = async () => {
+    child = spawn(
+      REDIS_SERVER,
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let output = '';
+    child.stdout!.on('data', (d) => (output += String(d)));
+    for (let i = 0; !output.includes('Ready to accept connections'); i++) {
+      if (child.exitCode !== null) throw new Error(`redis-server exited:\n${output}`);
+      if (i > 200) throw new Error(`redis-server not ready:\n${output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const kill = async () => {
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.kill('SIGKILL');
+    await exited;
+  };
+  await start();
+  return { url: `redis://127.0.0.1:${port}`, kill, start, destroy: kill };
+}
+
+/** Polls `probe` until it answers something other than undefined; throws past the bound. */
+export async function until<T>(
+  what: string,
+  probe: () => Promise<T | undefined> | T | undefined,
+  boundMs = 60_000,
+): Promise<T> {
+  const deadline = Date.now() + boundMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
