@@ -6,7 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
 import { call, loginOverHttp, readSse, runCli, script } from '../support/index';
-import { REPO_ROOT, startService, type ServiceProcess } from '../support/processes';
+import { startCli } from '../support/cli';
+import { REPO_ROOT, runAdmin, startService, type ServiceProcess } from '../support/processes';
 
 // Every `opsi` command against the real service: `npm start`'s process (API, worker and scheduler, the
 // scripted agent engine) on a cloned database and real Redis, its demo tenant scanned on first start.
@@ -14,6 +15,7 @@ import { REPO_ROOT, startService, type ServiceProcess } from '../support/process
 // `opsi ask` also runs through a TCP proxy that cuts its stream mid-run.
 
 const REDIS_URL = 'redis://127.0.0.1:6379';
+const REDIS_PREFIX = `opsi_e2e_${randomBytes(5).toString('hex')}`;
 let database: TestDatabase;
 let service: ServiceProcess | undefined;
 let configDir = '';
@@ -47,7 +49,7 @@ beforeAll(async () => {
   service = await startService({
     DATABASE_URL: database.url,
     REDIS_URL,
-    REDIS_PREFIX: `opsi_e2e_${randomBytes(5).toString('hex')}`,
+    REDIS_PREFIX,
     NODE_ENV: 'test',
     AGENT_ENGINE: 'scripted',
     DEMO_SEED: 'true',
@@ -360,9 +362,175 @@ describe('opsi ask with the connection cut mid-stream', () => {
   });
 });
 
+describe('opsi plan: an unattached volume through to resolved', () => {
+  beforeAll(async () => {
+    expect((await opsi(['login', '--token', token])).code).toBe(0);
+  });
+
+  it('show, --verify before the fix (not done), demo exec, --verify, --confirm, --skip, --finalize', async () => {
+    const finding = (
+      await call(base(), 'GET', '/api/v1/pulse/findings?domain=finops', { token })
+    ).body.findings.find((f: { check_id: string }) => f.check_id === 'finops.ebs_unattached');
+    expect(finding).toBeDefined();
+
+    const shown = await opsi(['plan', finding.id, '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    const plan = shown.json;
+    expect(plan).toMatchObject({ finding_id: finding.id, status: 'ready', stale: false });
+    expect(plan).toEqual((await call(base(), 'GET', `/api/pulse/plans/${plan.id}`, { token })).body);
+    const human = await opsi(['plan', finding.id]);
+    expect(human.code, human.stderr).toBe(0);
+    expect(human.stdout).toContain(`Resolution plan ${plan.id}`);
+    for (const step of plan.steps) expect(human.stdout).toContain(`${step.seq}. ${step.title}`);
+
+    const fix = plan.steps.find((s: { fix_command: unknown }) => s.fix_command);
+    const manual = plan.steps.filter((s: { final: boolean; seq: number }) => !s.final && s.seq !== fix.seq);
+    expect(fix.verification).not.toBeNull();
+    // Finalizing before the other steps are done is the API's 409: exit status 6.
+    const early = await opsi(['plan', finding.id, '--finalize']);
+    expect(early.code).toBe(6);
+    expect(early.stderr).toContain('HTTP 409');
+    expect((await opsi(['plan', finding.id, '--skip', String(fix.seq)])).code).toBe(2); // no --reason
+    expect((await opsi(['plan', finding.id, '--confirm', '99'])).code).toBe(2);
+
+    const applied = await runAdmin(['demo', 'exec', '--tenant', 'demo', fix.fix_command.command], {
+      DATABASE_URL: database.url,
+      REDIS_URL,
+      REDIS_PREFIX,
+      NODE_ENV: 'test',
+    });
+    expect(applied.code, applied.stderr).toBe(0);
+    const verified = await opsi(['plan', finding.id, '--verify', String(fix.seq), '--json']);
+    expect(verified.code, verified.stderr).toBe(0);
+    expect(verified.json.steps[fix.seq - 1]).toMatchObject({
+      status: 'verified',
+      last_check: { outcome: 'passed' },
+    });
+    for (const [i, step] of manual.entries()) {
+      const out =
+        i === 0
+          ? await opsi(['plan', finding.id, '--confirm', String(step.seq)])
+          : await opsi(['plan', finding.id, '--skip', String(step.seq), '--reason', 'not needed here']);
+      expect(out.code, out.stderr).toBe(0);
+      expect(out.stdout).toContain(`${step.seq}. ${step.title} ${i === 0 ? 'confirmed' : 'skipped'}`);
+    }
+    const finalized = await opsi(['plan', finding.id, '--finalize']);
+    expect(finalized.code, finalized.stderr).toBe(0);
+    expect(finalized.stdout).toMatch(/^Final check: resolved /);
+    const after = (await call(base(), 'GET', `/api/pulse/plans/${plan.id}`, { token })).body;
+    expect(after).toMatchObject({ status: 'resolved', final_check: { outcome: 'resolved' } });
+    const again = await opsi(['plan', finding.id, '--json']);
+    expect(again.code).toBe(0);
+    expect(again.json.status).toBe('resolved');
+    // A resolved plan cannot be drafted again: 409, exit status 6.
+    expect((await opsi(['plan', finding.id, '--regenerate'])).code).toBe(6);
+  }, 180_000);
+});
+
+describe('opsi incidents and incident --follow', () => {
+  beforeAll(async () => {
+    expect((await opsi(['login', '--token', token])).code).toBe(0);
+  });
+
+  it('incidents: a table, --json equal to the API, a bad filter is a usage error', async () => {
+    const created = await call(base(), 'POST', '/api/v1/incidents', {
+      token,
+      body: { title: 'CLI e2e: checkout latency', severity: 'SEV2' },
+    });
+    expect(created.status, created.text).toBe(201);
+    const api = await call(base(), 'GET', '/api/v1/incidents', { token });
+    const json = await opsi(['incidents', '--json']);
+    expect(json.code, json.stderr).toBe(0);
+    expect(json.json).toEqual(api.body);
+    const human = await opsi(['incidents']);
+    expect(human.code).toBe(0);
+    expect(human.stdout).toMatch(/^ID\s+SEVERITY\s+STATUS\s+OPENED\s+TITLE/);
+    for (const i of api.body.incidents) expect(human.stdout).toContain(i.id);
+    const sev2 = await opsi(['incidents', '--severity', 'SEV2', '--json']);
+    expect(sev2.json.incidents.map((i: { id: string }) => i.id)).toContain(created.body.id);
+    for (const i of sev2.json.incidents) expect(i.severity).toBe('SEV2');
+    const bad = await opsi(['incidents', '--status', 'burning']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('HTTP 400');
+    expect((await opsi(['incident', randomUUID()])).code).toBe(5);
+  });
+
+  it('incident <id> --follow: the timeline, then a note added while it follows, then resolved', async () => {
+    const created = await call(base(), 'POST', '/api/v1/incidents', {
+      token,
+      body: { title: 'CLI e2e: follow me', severity: 'SEV3' },
+    });
+    const id = created.body.id as string;
+    const shown = await opsi(['incident', id, '--json']);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.json.incident).toMatchObject({ id, title: 'CLI e2e: follow me' });
+    expect(shown.json.timeline.map((e: { kind: string }) => e.kind)).toEqual(['created']);
+
+    const follow = startCli(['incident', id, '--follow', '--json'], env({ OPSI_TOKEN: token }));
+    const lines = () =>
+      follow
+        .stdout()
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l));
+    // (A note written before the stream opened would be replayed from after_id: no race either way.)
+    await until('the follower to print the timeline', async () =>
+      lines().some((l) => l.event?.kind === 'created') ? true : undefined,
+    );
+    const note = await call(base(), 'POST', `/api/v1/incidents/${id}/timeline`, {
+      token,
+      body: { body: 'rolled back the deploy' },
+    });
+    expect(note.status, note.text).toBe(201);
+    const seen = await until(
+      'the note on the follower',
+      async () => lines().find((l) => l.event?.id === note.body.id),
+      30_000,
+    );
+    expect(seen.event).toEqual(note.body);
+    // Resolving the incident ends the follow by itself.
+    const patched = await call(base(), 'PATCH', `/api/v1/incidents/${id}`, {
+      token,
+      body: { status: 'resolved' },
+    });
+    expect(patched.status).toBe(200);
+    const done = await follow.done;
+    expect(done.code, done.stderr).toBe(0);
+    const events = lines()
+      .filter((l) => l.event)
+      .map((l) => l.event);
+    expect(events.map((e: { kind: string }) => e.kind)).toEqual(['created', 'note', 'status_changed']);
+    expect(new Set(events.map((e: { id: number }) => e.id)).size).toBe(events.length);
+  });
+
+  it('incident <id> --follow stops on Ctrl-C (SIGINT) with exit status 130', async () => {
+    const created = await call(base(), 'POST', '/api/v1/incidents', {
+      token,
+      body: { title: 'CLI e2e: interrupt me' },
+    });
+    const follow = startCli(['incident', created.body.id, '--follow'], env({ OPSI_TOKEN: token }));
+    await until('the follower to start', async () =>
+      follow.stderr().includes('following') ? true : undefined,
+    );
+    const note = await call(base(), 'POST', `/api/v1/incidents/${created.body.id}/timeline`, {
+      token,
+      body: { body: 'paged the database team' },
+    });
+    expect(note.status).toBe(201);
+    await until('the note on the follower', async () =>
+      follow.stdout().includes('paged the database team') ? true : undefined,
+    );
+    follow.child.kill('SIGINT');
+    const done = await follow.done;
+    expect(done.code).toBe(130);
+    expect(done.stdout).toContain('CLI e2e: interrupt me');
+  });
+});
+
 describe('commands whose endpoints are built on other branches', () => {
-  // plan, incidents, incident, plan-review and report speak to endpoints of the contract that this
-  // service may not serve yet; until it does, each answers the API's 404 as exit status 5.
+  // plan-review and report (and, before they were served, plan and incidents) speak to endpoints of
+  // the contract that a service may not serve; until it does, each answers the API's 404 as status 5.
   let served: Set<string>;
   beforeAll(async () => {
     served = new Set(Object.keys((await call(base(), 'GET', '/api/v1/openapi.json')).body.paths));

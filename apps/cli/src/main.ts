@@ -156,8 +156,7 @@ spent, 8 agent run failed, 9 service unreachable, 10 plan review risk at or abov
     .command('incident')
     .description('one incident and its timeline')
     .argument('<id>', 'incident id')
-    .option('-f, --follow', 'print new timeline events as they come, until resolved')
-    .option('--interval <seconds>', 'how often --follow polls', '2')
+    .option('-f, --follow', 'print new timeline events as they are written (live stream), until resolved')
     .action(run(async () => (await import('./commands/incidents')).incident));
   program
     .command('plan-review')

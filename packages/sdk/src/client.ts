@@ -2,6 +2,7 @@ import createClient, { type Client } from 'openapi-fetch';
 import { OpsiApiError, OpsiNetworkError } from './errors';
 import type { components, paths } from './openapi.gen';
 import { RunStream, type RunEvent, type RunStreamOptions } from './stream';
+import { TimelineStream, type TimelineStreamOptions } from './timeline-stream';
 import type { Incident, JobAccepted, ResolutionPlan, TimelineEvent } from './wave2';
 
 export type Schemas = components['schemas'];
@@ -231,6 +232,23 @@ export class OpsiClient {
       {
         query: { after_id: afterId },
       },
+    );
+  }
+
+  /**
+   * The incident's timeline live (GET /api/v1/incidents/{id}/timeline/stream): the events after
+   * `afterId`, then each new one as it is written; reconnects with Last-Event-ID when the connection
+   * drops. It ends only through `signal` or by leaving the loop.
+   */
+  followTimeline(id: string, options: TimelineStreamOptions = {}): TimelineStream {
+    const headers = { ...this.headers, accept: 'text/event-stream' };
+    return new TimelineStream(
+      (lastId, signal) =>
+        this.fetchImpl(`${this.baseUrl}/api/v1/incidents/${encodeURIComponent(id)}/timeline/stream`, {
+          headers: { ...headers, 'last-event-id': String(lastId) },
+          signal,
+        }),
+      options,
     );
   }
 

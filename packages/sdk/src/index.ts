@@ -9,5 +9,6 @@ export {
   type RunStreamOptions,
   type StreamTransport,
 } from './stream';
+export { TimelineStream, type TimelineStreamOptions } from './timeline-stream';
 export type * from './wave2';
 export type { components, paths } from './openapi.gen';

@@ -65,12 +65,13 @@ export interface Incident {
 }
 
 export interface TimelineEvent {
-  id: number | string;
+  id: number;
   incident_id: string;
   kind: string;
   body: unknown;
   actor: string | null;
   created_at: string;
+  data?: unknown;
 }
 
 export type Risk = 'low' | 'medium' | 'high' | 'critical';

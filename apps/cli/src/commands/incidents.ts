@@ -42,12 +42,13 @@ function eventLine(ctx: Context, e: TimelineEvent): string {
 }
 
 /**
- * One incident and its timeline; with --follow, new timeline events as they are written (polling
- * after_id), until the incident is resolved or the command is interrupted.
+ * One incident and its timeline; with --follow, new timeline events as they are written, over the
+ * timeline's event stream (re-opened with Last-Event-ID if the connection drops), until the incident
+ * is resolved or the command is interrupted (exit status 130).
  */
-export async function incident(ctx: Context, id: string, opts: { follow?: boolean; interval?: string }) {
+export async function incident(ctx: Context, id: string, opts: { follow?: boolean }) {
   const client = await ctx.client();
-  let current = await client.getIncident(id);
+  const current = await client.getIncident(id);
   const { events } = await client.timeline(id);
   if (ctx.json && !opts.follow) return ctx.printJson({ incident: current, timeline: events });
   if (ctx.json) {
@@ -64,26 +65,34 @@ export async function incident(ctx: Context, id: string, opts: { follow?: boolea
     for (const e of events) ctx.out(eventLine(ctx, e));
   }
   if (!opts.follow) return EXIT.ok;
-  let lastId = events.length ? events[events.length - 1]!.id : undefined;
-  const intervalMs = Math.max(200, Number(opts.interval ?? 2) * 1000);
-  let stop = false;
-  const onSigint = () => (stop = true);
+  if (current.status === 'resolved') {
+    ctx.note('incident resolved');
+    return EXIT.ok;
+  }
+  const abort = new AbortController();
+  const onSigint = () => abort.abort(new Error('interrupted'));
   process.once('SIGINT', onSigint);
   ctx.note('following the timeline (Ctrl-C to stop)…');
+  const stream = client.followTimeline(id, {
+    afterId: events.length ? events[events.length - 1]!.id : 0,
+    signal: abort.signal,
+    onReconnect: ({ lastId }) => ctx.note(`connection lost; reconnecting after event ${lastId}…`),
+  });
   try {
-    while (!stop && current.status !== 'resolved') {
-      await new Promise((r) => setTimeout(r, intervalMs));
-      const next = await client.timeline(id, lastId);
-      for (const e of next.events) {
-        if (ctx.json) ctx.printJson({ event: e });
-        else ctx.out(eventLine(ctx, e));
-        lastId = e.id;
+    for await (const e of stream) {
+      if (ctx.json) ctx.printJson({ event: e });
+      else ctx.out(eventLine(ctx, e));
+      const to = (e.data as { to?: string } | null | undefined)?.to;
+      if (e.kind === 'status_changed' && to === 'resolved') {
+        ctx.note('incident resolved');
+        return EXIT.ok;
       }
-      current = await client.getIncident(id);
     }
+  } catch (e) {
+    if (!abort.signal.aborted) throw e;
   } finally {
     process.off('SIGINT', onSigint);
+    abort.abort();
   }
-  if (!stop) ctx.note(`incident ${current.status}`);
-  return stop ? EXIT.interrupted : EXIT.ok;
+  return EXIT.interrupted;
 }
