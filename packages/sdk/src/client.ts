@@ -3,7 +3,6 @@ import { OpsiApiError, OpsiNetworkError } from './errors';
 import type { components, paths } from './openapi.gen';
 import { RunStream, type RunEvent, type RunStreamOptions } from './stream';
 import { TimelineStream, type TimelineStreamOptions } from './timeline-stream';
-import type { Incident, JobAccepted, ResolutionPlan, TimelineEvent } from './wave2';
 
 export type Schemas = components['schemas'];
 
@@ -185,53 +184,53 @@ export class OpsiClient {
 
   // Resolution plan wizard (unversioned /api/pulse group: a read_write token).
   resolutionPlan(findingId: string) {
-    return this.request<ResolutionPlan>(
-      'POST',
-      `/api/pulse/findings/${encodeURIComponent(findingId)}/resolution-plan`,
+    return this.typed(
+      this.api.POST('/api/pulse/findings/{id}/resolution-plan', { params: { path: { id: findingId } } }),
     );
   }
   getPlan(planId: string) {
-    return this.request<ResolutionPlan>('GET', `/api/pulse/plans/${encodeURIComponent(planId)}`);
+    return this.typed(this.api.GET('/api/pulse/plans/{id}', { params: { path: { id: planId } } }));
   }
   verifyStep(planId: string, seq: number) {
-    return this.request<JobAccepted>(
-      'POST',
-      `/api/pulse/plans/${encodeURIComponent(planId)}/steps/${seq}/verify`,
+    return this.typed(
+      this.api.POST('/api/pulse/plans/{id}/steps/{seq}/verify', { params: { path: { id: planId, seq } } }),
     );
   }
   confirmStep(planId: string, seq: number) {
-    return this.request<unknown>(
-      'POST',
-      `/api/pulse/plans/${encodeURIComponent(planId)}/steps/${seq}/confirm`,
+    return this.typed(
+      this.api.POST('/api/pulse/plans/{id}/steps/{seq}/confirm', { params: { path: { id: planId, seq } } }),
     );
   }
   skipStep(planId: string, seq: number, reason: string) {
-    return this.request<unknown>('POST', `/api/pulse/plans/${encodeURIComponent(planId)}/steps/${seq}/skip`, {
-      body: { reason },
-    });
+    return this.typed(
+      this.api.POST('/api/pulse/plans/{id}/steps/{seq}/skip', {
+        params: { path: { id: planId, seq } },
+        body: { reason },
+      }),
+    );
   }
   /** Drafts the plan again from the current evidence (a stale or failed plan). */
   regeneratePlan(planId: string) {
-    return this.request<JobAccepted>('POST', `/api/pulse/plans/${encodeURIComponent(planId)}/regenerate`);
+    return this.typed(
+      this.api.POST('/api/pulse/plans/{id}/regenerate', { params: { path: { id: planId } } }),
+    );
   }
   finalizePlan(planId: string) {
-    return this.request<JobAccepted>('POST', `/api/pulse/plans/${encodeURIComponent(planId)}/finalize`);
+    return this.typed(this.api.POST('/api/pulse/plans/{id}/finalize', { params: { path: { id: planId } } }));
   }
 
   // Incidents.
-  listIncidents(query: { status?: string; severity?: string; limit?: number; offset?: number } = {}) {
-    return this.request<{ incidents: Incident[] }>('GET', '/api/v1/incidents', { query });
+  listIncidents(query: paths['/api/v1/incidents']['get']['parameters']['query'] = {}) {
+    return this.typed(this.api.GET('/api/v1/incidents', { params: { query } }));
   }
   getIncident(id: string) {
-    return this.request<Incident>('GET', `/api/v1/incidents/${encodeURIComponent(id)}`);
+    return this.typed(this.api.GET('/api/v1/incidents/{id}', { params: { path: { id } } }));
   }
-  timeline(id: string, afterId?: number | string) {
-    return this.request<{ events: TimelineEvent[] }>(
-      'GET',
-      `/api/v1/incidents/${encodeURIComponent(id)}/timeline`,
-      {
-        query: { after_id: afterId },
-      },
+  timeline(id: string, afterId?: number) {
+    return this.typed(
+      this.api.GET('/api/v1/incidents/{id}/timeline', {
+        params: { path: { id }, query: afterId === undefined ? {} : { after_id: afterId } },
+      }),
     );
   }
 

@@ -10,5 +10,5 @@ export {
   type StreamTransport,
 } from './stream';
 export { TimelineStream, type TimelineStreamOptions } from './timeline-stream';
-export type * from './wave2';
+export type * from './types';
 export type { components, paths } from './openapi.gen';

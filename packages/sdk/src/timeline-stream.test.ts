@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { OpsiApiError } from './errors';
 import { TimelineStream } from './timeline-stream';
-import type { TimelineEvent } from './wave2';
+import type { TimelineEvent } from './types';
 
 // TimelineStream against scripted connections (the real service: test/e2e/cli.e2e.test.ts): where it
 // resumes after a drop, that replays are not yielded twice, that a refusal of the first connection

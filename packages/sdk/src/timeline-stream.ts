@@ -1,6 +1,6 @@
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import { OpsiApiError, OpsiNetworkError, OpsiStreamError } from './errors';
-import type { TimelineEvent } from './wave2';
+import type { TimelineEvent } from './types';
 
 export interface TimelineStreamOptions {
   /** Start after this event id (the events after it are replayed first); default: from the start. */

@@ -1,4 +1,4 @@
-import type { TimelineEvent } from '@opsi/sdk';
+import type { IncidentSeverity, IncidentStatus, TimelineEvent } from '@opsi/sdk';
 import type { Context } from '../context';
 import { EXIT } from '../exit-codes';
 import { preview, severity, status, table, when } from '../format';
@@ -14,8 +14,9 @@ export async function incidents(ctx: Context, opts: IncidentsOptions) {
   const result = await (
     await ctx.client()
   ).listIncidents({
-    status: opts.status,
-    severity: opts.severity,
+    // Unchecked here: the service answers an unknown value with 400 (exit status 2).
+    status: opts.status as IncidentStatus | undefined,
+    severity: opts.severity as IncidentSeverity | undefined,
     limit: opts.limit ? Number(opts.limit) : undefined,
     offset: opts.offset ? Number(opts.offset) : undefined,
   });
