@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
-import { connectEnvironment, requestScan, runResilience, runScan } from '@opsi/core';
+import { connectEnvironment, execDemoCommand, requestScan, runResilience, runScan } from '@opsi/core';
+import { QUEUE_NAMES } from '@opsi/jobs';
 import { prepareTemplateDatabase } from '@opsi/db/testing';
 import {
   call,
@@ -27,7 +28,7 @@ const t = await createTestContext();
 const api = await startTestApi(t);
 const worker = await startTestWorker(t, {
   AGENT_ENGINE: 'builtin',
-  WORKER_QUEUES: ['agent', 'pulse', 'reports'],
+  WORKER_QUEUES: QUEUE_NAMES, // plans, triage and incident investigations too
 });
 const url = api.url;
 const examples: ExampleSet = {};
@@ -59,6 +60,37 @@ try {
   const recommendation = (await call(url, 'GET', '/api/v1/pulse/recommendations', { token: rw })).body
     .recommendations[0];
   const spare = await mintTestToken(t, member, 'read', { name: 'old-laptop' });
+  type Plan = { status: string; steps: PlanStep[] };
+  type PlanStep = {
+    seq: number;
+    final: boolean;
+    status: string;
+    fix_command: { command: string } | null;
+    verification: unknown;
+  };
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- answers read as a client reads JSON
+  const get = async (path: string): Promise<any> => (await call(url, 'GET', path, { token: rw })).body;
+  /** Polls `path` until `ok` holds (bounded); background work (plans, checks) settles first. */
+  const settle = async <T>(path: string, ok: (body: T) => boolean): Promise<T> => {
+    for (let i = 0; i < 600; i++) {
+      const body = await get(path);
+      if (ok(body)) return body;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`${path} never settled`);
+  };
+  // Resolution plans: an unattached volume taken to resolved, an idle one's plan regenerated and a step skipped.
+  const volumes = findings.filter((f: { check_id: string }) => f.check_id === 'finops.ebs_unattached');
+  const planFinding = volumes[0] ?? finding;
+  const otherFinding = findings.find(
+    (f: { id: string; check_id: string }) => f.id !== planFinding.id && f.check_id !== planFinding.check_id,
+  );
+  let planId = '';
+  let otherPlanId = '';
+  const planPath = () => `/api/pulse/plans/${planId}`;
+  const ready = (p: Plan) => p.status !== 'generating' && p.status !== 'finalizing';
+  const step = (p: Plan, which: (s: PlanStep) => boolean) => p.steps.find(which)!;
+  let incidentId = '';
 
   type Recipe = {
     path: string;
@@ -176,6 +208,86 @@ try {
       const learning = (await call(url, 'GET', '/api/v1/learnings', { token: rw })).body.learnings[0];
       return { path: `/api/v1/learnings/${learning.id}`, body: { status: 'archived' } };
     },
+    'POST /api/pulse/findings/:id/resolution-plan': () => ({
+      path: `/api/pulse/findings/${planFinding.id}/resolution-plan`,
+    }),
+    'GET /api/pulse/plans/:id': async () => {
+      planId = (
+        await call(url, 'POST', `/api/pulse/findings/${planFinding.id}/resolution-plan`, { token: rw })
+      ).body.id;
+      await settle(planPath(), ready);
+      return { path: planPath() };
+    },
+    'POST /api/pulse/plans/:id/steps/:seq/verify': async () => {
+      const plan = await get(planPath());
+      const fix = step(plan, (s) => s.fix_command !== null && s.verification !== null);
+      await execDemoCommand(t.db, member.tenant.id, fix.fix_command!.command); // the user runs the fix
+      return { path: `${planPath()}/steps/${fix.seq}/verify` };
+    },
+    'POST /api/pulse/plans/:id/steps/:seq/confirm': async () => {
+      const plan = await settle(planPath(), (p: Plan) => !p.steps.some((s) => s.status === 'verifying'));
+      return {
+        path: `${planPath()}/steps/${step(plan, (s) => !s.final && s.status === 'pending').seq}/confirm`,
+      };
+    },
+    'POST /api/pulse/plans/:id/finalize': () => ({ path: `${planPath()}/finalize` }),
+    'POST /api/pulse/plans/:id/regenerate': async () => {
+      await settle(planPath(), ready); // the finalize above, done
+      otherPlanId = (
+        await call(url, 'POST', `/api/pulse/findings/${otherFinding.id}/resolution-plan`, { token: rw })
+      ).body.id;
+      await settle(`/api/pulse/plans/${otherPlanId}`, ready);
+      return { path: `/api/pulse/plans/${otherPlanId}/regenerate` };
+    },
+    'POST /api/pulse/plans/:id/steps/:seq/skip': async () => {
+      const plan = await settle(`/api/pulse/plans/${otherPlanId}`, ready);
+      return {
+        path: `/api/pulse/plans/${otherPlanId}/steps/${step(plan, (s) => !s.final && s.status === 'pending').seq}/skip`,
+        body: { reason: 'The owner keeps this one until the quarter closes.' },
+      };
+    },
+    // Incidents and triage.
+    'POST /api/v1/triage/alerts': () => ({
+      path: '/api/v1/triage/alerts',
+      body: {
+        title: 'NATGatewayErrorPortAllocation',
+        severity: 'critical',
+        source: 'cloudwatch',
+        resource: 'nat-gateway',
+        labels: { team: 'platform' },
+      },
+    }),
+    'GET /api/v1/triage/overview': () => ({ path: '/api/v1/triage/overview' }),
+    'GET /api/v1/triage/events': () => ({ path: '/api/v1/triage/events?limit=3' }),
+    'GET /api/v1/triage/rules': () => ({ path: '/api/v1/triage/rules' }),
+    'POST /api/v1/incidents': () => ({
+      path: '/api/v1/incidents',
+      body: {
+        title: 'Checkout latency above 2 s',
+        severity: 'SEV2',
+        description: 'p99 of POST /checkout above 2 s since 09:10 UTC.',
+      },
+    }),
+    'GET /api/v1/incidents': () => ({ path: '/api/v1/incidents?limit=3' }),
+    'GET /api/v1/incidents/:id': async () => {
+      incidentId = (await get('/api/v1/incidents?limit=50')).incidents.find(
+        (i: { title: string }) => i.title === 'Checkout latency above 2 s',
+      ).id;
+      return { path: `/api/v1/incidents/${incidentId}` };
+    },
+    'PATCH /api/v1/incidents/:id': () => ({
+      path: `/api/v1/incidents/${incidentId}`,
+      body: { status: 'investigating' },
+    }),
+    'POST /api/v1/incidents/:id/timeline': () => ({
+      path: `/api/v1/incidents/${incidentId}/timeline`,
+      body: { body: 'Rolled back the 09:05 deploy of checkout; watching p99.' },
+    }),
+    'GET /api/v1/incidents/:id/timeline': () => ({ path: `/api/v1/incidents/${incidentId}/timeline` }),
+    'POST /api/v1/incidents/:id/war-room': () => ({ path: `/api/v1/incidents/${incidentId}/war-room` }),
+    'POST /api/v1/incidents/:id/agent-investigate': () => ({
+      path: `/api/v1/incidents/${incidentId}/agent-investigate`,
+    }),
     'GET /auth/session': () => ({ path: '/auth/session', auth: 'session' }),
     'POST /auth/login': () => ({
       path: '/auth/login',
@@ -224,6 +336,26 @@ try {
     { token: rw },
   );
   examples['GET /api/v1/stream/attach'] = { status: 200, stream: frames(attached.events) };
+  // The incident's live timeline: the stream stays open, so read what it replays, then leave.
+  const timeline = new AbortController();
+  const res = await fetch(`${url}/api/v1/incidents/${incidentId}/timeline/stream`, {
+    headers: { authorization: `Bearer ${rw}`, accept: 'text/event-stream' },
+    signal: timeline.signal,
+  });
+  let text = '';
+  const reader = res.body!.getReader();
+  const count = (await get(`/api/v1/incidents/${incidentId}/timeline`)).events.length;
+  while ((text.match(/^id: /gm) ?? []).length < count)
+    text += new TextDecoder().decode((await reader.read()).value);
+  timeline.abort();
+  examples['GET /api/v1/incidents/:id/timeline/stream'] = {
+    status: res.status,
+    stream: text
+      .split('\n\n')
+      .filter((f) => f.startsWith('id: '))
+      .join('\n\n')
+      .concat('\n\n'),
+  };
 
   const missing = routes.map(keyOf).filter((k) => !examples[k]);
   if (missing.length) console.warn(`no recipe, so no example, for: ${missing.join(', ')}`);

@@ -23,6 +23,15 @@ describe('the recorded examples of the API reference', () => {
       expect(examples[key], key).toBeDefined();
   });
 
+  it('include one for every documented /api route (a new route needs a recipe in openapi-examples.cli.ts)', () => {
+    const documented = routes
+      .filter((r) => !r.internal && r.auth !== 'page' && r.path.startsWith('/api/'))
+      .filter((r) => r.path !== '/api/v1/openapi.json') // the document itself
+      .map((r) => `${r.method} ${r.path}`);
+    expect(documented.length).toBeGreaterThan(70);
+    expect(documented.filter((key) => !examples[key])).toEqual([]);
+  });
+
   it.each(Object.keys(examples))('%s: a route, with a body and an answer its schemas accept', (key) => {
     const route = routeOf(key);
     expect(route, `${key} is a route`).toBeDefined();

@@ -70,19 +70,19 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
-                         *         "email": "acme-dab8ab@example.com",
-                         *         "name": "acme-dab8ab",
+                         *         "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *         "email": "acme-b1d858@example.com",
+                         *         "name": "acme-b1d858",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "932fb02f-ac84-40b0-ac68-0a3f8733efe7",
+                         *         "id": "82e2bbb7-43ea-4460-af1a-a8d714cc3246",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
                          *       },
                          *       "token": {
-                         *         "id": "c2042146-50b0-4883-aeb3-e6ee4c033cfb",
+                         *         "id": "ce7cd587-b965-45c7-9a84-64e3361508b7",
                          *         "scope": "read_write",
                          *         "expires_at": null
                          *       }
@@ -300,33 +300,33 @@ export type paths = {
                          * @example {
                          *       "tokens": [
                          *         {
-                         *           "id": "ac0af118-dfed-428f-89e4-f835dbbe35f1",
+                         *           "id": "3a65f2c3-5a42-4142-ab28-660306656de3",
                          *           "name": "deploy-bot",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_ruX3D3gA",
-                         *           "created_at": "2026-11-24T23:18:05.932Z",
-                         *           "expires_at": "2026-12-24T23:18:05.932Z",
+                         *           "token_hint": "opsi_qSwkMQ-s",
+                         *           "created_at": "2026-11-25T00:01:42.907Z",
+                         *           "expires_at": "2026-12-25T00:01:42.907Z",
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "fa50e880-4bc5-42e7-93b4-95dec33eee34",
+                         *           "id": "9c13b429-b48b-404e-99a6-17769027f820",
                          *           "name": "old-laptop",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_VNj-fmwV",
-                         *           "created_at": "2026-11-24T23:18:05.570Z",
+                         *           "token_hint": "opsi_u5mU_K8B",
+                         *           "created_at": "2026-11-25T00:01:42.855Z",
                          *           "expires_at": null,
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "c2042146-50b0-4883-aeb3-e6ee4c033cfb",
+                         *           "id": "ce7cd587-b965-45c7-9a84-64e3361508b7",
                          *           "name": "ci-pipeline",
                          *           "scope": "read_write",
-                         *           "token_hint": "opsi_ZOLTdFXM",
-                         *           "created_at": "2026-11-24T23:18:04.809Z",
+                         *           "token_hint": "opsi_mJrN3F1C",
+                         *           "created_at": "2026-11-25T00:01:42.687Z",
                          *           "expires_at": null,
-                         *           "last_used_at": "2026-11-24T23:18:05.326Z",
+                         *           "last_used_at": "2026-11-25T00:01:42.785Z",
                          *           "revoked_at": null
                          *         }
                          *       ]
@@ -388,12 +388,12 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "ac0af118-dfed-428f-89e4-f835dbbe35f1",
+                         *       "id": "3a65f2c3-5a42-4142-ab28-660306656de3",
                          *       "name": "deploy-bot",
                          *       "scope": "read",
-                         *       "token_hint": "opsi_ruX3D3gA",
-                         *       "created_at": "2026-11-24T23:18:05.932Z",
-                         *       "expires_at": "2026-12-24T23:18:05.932Z",
+                         *       "token_hint": "opsi_qSwkMQ-s",
+                         *       "created_at": "2026-11-25T00:01:42.907Z",
+                         *       "expires_at": "2026-12-25T00:01:42.907Z",
                          *       "token": "opsi_EXAMPLExEXAMPLExEXAMPLExEXAMPLExEXAMPLExEXA"
                          *     }
                          */
@@ -543,11 +543,11 @@ export type paths = {
                          * @example {
                          *       "members": [
                          *         {
-                         *           "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
-                         *           "email": "acme-dab8ab@example.com",
-                         *           "name": "acme-dab8ab",
+                         *           "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *           "email": "acme-b1d858@example.com",
+                         *           "name": "acme-b1d858",
                          *           "role": "owner",
-                         *           "created_at": "2026-11-24T23:17:59.106Z"
+                         *           "created_at": "2026-11-25T00:01:41.407Z"
                          *         }
                          *       ]
                          *     }
@@ -612,64 +612,64 @@ export type paths = {
                          * @example {
                          *       "entries": [
                          *         {
-                         *           "id": "aecaafe0-ea98-4b69-a727-633ab53d7a11",
+                         *           "id": "afc019c6-5817-4fda-be98-0ebd15fb9dca",
                          *           "seq": 4,
-                         *           "at": "2026-11-24T23:18:06.078Z",
+                         *           "at": "2026-11-25T00:01:42.932Z",
                          *           "actor": {
-                         *             "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *             "id": "37da82c6-2a95-4915-8530-465c034ec636",
                          *             "type": "user",
-                         *             "email": "acme-dab8ab@example.com",
-                         *             "token_id": "c2042146-50b0-4883-aeb3-e6ee4c033cfb"
+                         *             "email": "acme-b1d858@example.com",
+                         *             "token_id": "ce7cd587-b965-45c7-9a84-64e3361508b7"
                          *           },
                          *           "action": "token.revoked",
                          *           "target_type": "api_token",
-                         *           "target_id": "fa50e880-4bc5-42e7-93b4-95dec33eee34",
+                         *           "target_id": "9c13b429-b48b-404e-99a6-17769027f820",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "self": false
                          *           },
-                         *           "prev_hash": "f53f19f5f9afe5fbc930f4f85564449170e1bce0ef3da85dbeb5f8401cadf985",
-                         *           "hash": "9da79698531670e2167ef3fdfefe8ace4ea9a06537726e50b193fbadb38d4f24"
+                         *           "prev_hash": "ef1e68fb280a99f3bafebc49bab8997c6b62d9206dd89f077670e6845795c108",
+                         *           "hash": "abf5e11ed6082ede9da4df23b39b5e64433821425886fd06d5909ea981269620"
                          *         },
                          *         {
-                         *           "id": "0705a582-7fe5-4bc8-829b-0c1f1c52f143",
+                         *           "id": "5a02f800-d888-4d0a-9d78-e2e02ac8d9c1",
                          *           "seq": 3,
-                         *           "at": "2026-11-24T23:18:05.963Z",
+                         *           "at": "2026-11-25T00:01:42.912Z",
                          *           "actor": {
-                         *             "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *             "id": "37da82c6-2a95-4915-8530-465c034ec636",
                          *             "type": "user",
-                         *             "email": "acme-dab8ab@example.com"
+                         *             "email": "acme-b1d858@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "ac0af118-dfed-428f-89e4-f835dbbe35f1",
+                         *           "target_id": "3a65f2c3-5a42-4142-ab28-660306656de3",
                          *           "details": {
                          *             "name": "deploy-bot",
                          *             "scope": "read",
-                         *             "expires_at": "2026-12-24T23:18:05.932Z"
+                         *             "expires_at": "2026-12-25T00:01:42.907Z"
                          *           },
-                         *           "prev_hash": "fb320a6100efbee0e6a8ac92116ec1e71bad2f9391663e1498fee64c73a5bb75",
-                         *           "hash": "f53f19f5f9afe5fbc930f4f85564449170e1bce0ef3da85dbeb5f8401cadf985"
+                         *           "prev_hash": "b9e9e8395d35b8d425eebaeac3cb2807ad86ffeebfc1dbd367bc2172184d0968",
+                         *           "hash": "ef1e68fb280a99f3bafebc49bab8997c6b62d9206dd89f077670e6845795c108"
                          *         },
                          *         {
-                         *           "id": "8df268a9-6907-490d-80d3-f7ab3e3bfa85",
+                         *           "id": "e9b5f1d1-c1d3-4a26-8061-a2fee2665f88",
                          *           "seq": 2,
-                         *           "at": "2026-11-24T23:18:05.581Z",
+                         *           "at": "2026-11-25T00:01:42.858Z",
                          *           "actor": {
-                         *             "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
+                         *             "id": "37da82c6-2a95-4915-8530-465c034ec636",
                          *             "type": "user",
-                         *             "email": "acme-dab8ab@example.com"
+                         *             "email": "acme-b1d858@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "fa50e880-4bc5-42e7-93b4-95dec33eee34",
+                         *           "target_id": "9c13b429-b48b-404e-99a6-17769027f820",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "scope": "read",
                          *             "expires_at": null
                          *           },
-                         *           "prev_hash": "0c1c0771a60b70815297557bf080c2ac31aad9292cfb5c3c963352ba10ed791d",
-                         *           "hash": "fb320a6100efbee0e6a8ac92116ec1e71bad2f9391663e1498fee64c73a5bb75"
+                         *           "prev_hash": "6567d2e30f25a760ea458e0ba014877faf83ec382b2ef84c320567db2c865caf",
+                         *           "hash": "b9e9e8395d35b8d425eebaeac3cb2807ad86ffeebfc1dbd367bc2172184d0968"
                          *         }
                          *       ]
                          *     }
@@ -944,27 +944,27 @@ export type paths = {
                         /**
                          * @example id: 1
                          *     event: run.started
-                         *     data: {"attempt":1,"seq":1,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"run.started","at":"2026-11-24T23:18:10.062Z"}
+                         *     data: {"attempt":1,"seq":1,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"run.started","at":"2026-11-25T00:01:45.678Z"}
                          *
                          *     id: 2
                          *     event: tool.started
-                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.started","at":"2026-11-24T23:18:10.077Z"}
+                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.started","at":"2026-11-25T00:01:45.684Z"}
                          *
                          *     id: 3
                          *     event: tool.finished
-                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":902.8,\"open_findings\":52,\"by_domain\":{\"finops\":24,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":16,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"e7ff1bda-3b29-4919-97c6-78ac8b4897e2\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"action\":\"delete\",\"monthly_savings\":322.5,\"effort\":\"low\"},{\"finding_id\":\"6b034f97…","seq":3,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.finished","at":"2026-11-24T23:18:10.111Z"}
+                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":857.8,\"open_findings\":51,\"by_domain\":{\"finops\":23,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":15,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month\",\"action\":\"migrate\",\"monthly_savings\":277.5,\"effort\":\"low\"},{\"finding_id\":\"fd2aa…","seq":3,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.finished","at":"2026-11-25T00:01:45.691Z"}
                          *
                          *     id: 4
                          *     event: tool.started
-                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.started","at":"2026-11-24T23:18:10.134Z"}
+                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.started","at":"2026-11-25T00:01:45.694Z"}
                          *
                          *     id: 5
                          *     event: tool.finished
-                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":52,\"offset\":0,\"findings\":[{\"id\":\"e7ff1bda-3b29-4919-97c6-78ac8b4897e2\",\"title\":\"Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_unattached\",\"monthly_savings\":322.5,\"resources\":1},{\"id\":\"6b034f97-49fd-4c90-91b0-5591b8fcd5e1\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: save…","seq":5,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"tool.finished","at":"2026-11-24T23:18:10.142Z"}
+                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":51,\"offset\":0,\"findings\":[{\"id\":\"9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_io_to_gp3\",\"monthly_savings\":277.5,\"resources\":1},{\"id\":\"fd2aa398-b0bc-46d7-879a-1f473b9e2606\",\"title\":\"RDS instance legacy-reporting-db had no connections in 30…","seq":5,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.finished","at":"2026-11-25T00:01:45.696Z"}
                          *
                          *     id: 6
                          *     event: message.delta
-                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"message.delta","at":"2026-11-24T23:18:10.151Z"}
+                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"message.delta","at":"2026-11-25T00:01:45.699Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1063,13 +1063,13 @@ export type paths = {
                     };
                     content: {
                         /**
-                         * @example id: 65
+                         * @example id: 66
                          *     event: message.completed
-                         *     data: {"text":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding e7ff1bda-3b29-4919-97c6-78ac8b4897e2\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 6b034f97-49fd-4c90-91b0-5591b8fcd5e1\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding df99bc8e-9d9e-407a-9c0e-9657da038981\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 7fd85fd8-ab70-4ec5-a05a-89ae7adaf69a\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 5679a23f-eeed-42e2-8811-ee70a5e443cc\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 016c092e-9c26-4754-9d37-b76191028d96\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 6180bc48-610a-439c-be43-f2e383e1ce3c\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 18e3adbe-fc3c-4836-b271-b…","seq":65,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"message.completed","at":"2026-11-24T23:18:10.281Z"}
+                         *     data: {"text":"Fixing the open findings could save $857.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\n2. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding fd2aa398-b0bc-46d7-879a-1f473b9e2606\n3. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 2aa1f60a-a4f3-476f-b901-0b2a10070a85\n4. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1664734c-9417-4f61-a5b9-03bdc43efa23\n5. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 816019a6-9193-434f-a5ed-3c37930dfd39\n6. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding f0be99d5-a2fa-450a-ace0-cded350426f9\n7. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding b9ef3518-a7b1-40c0-acf7-165abace858c\n8. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 94e57258-96c2-4f34-b791-de7…","seq":66,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"message.completed","at":"2026-11-25T00:01:45.728Z"}
                          *
-                         *     id: 66
+                         *     id: 67
                          *     event: run.completed
-                         *     data: {"reply":"Fixing the open findings could save $902.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB — saves $322.50/month (delete, effort low) — finding e7ff1bda-3b29-4919-97c6-78ac8b4897e2\n2. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 6b034f97-49fd-4c90-91b0-5591b8fcd5e1\n3. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding df99bc8e-9d9e-407a-9c0e-9657da038981\n4. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 7fd85fd8-ab70-4ec5-a05a-89ae7adaf69a\n5. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 5679a23f-eeed-42e2-8811-ee70a5e443cc\n6. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 016c092e-9c26-4754-9d37-b76191028d96\n7. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 6180bc48-610a-439c-be43-f2e383e1ce3c\n8. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 18e3adbe-fc3c-4836-b271-b…","seq":66,"run_id":"9fba2cfa-ded8-4a80-b1ba-61adac5e3286","kind":"run.completed","at":"2026-11-24T23:18:10.310Z"}
+                         *     data: {"reply":"Fixing the open findings could save $857.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\n2. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding fd2aa398-b0bc-46d7-879a-1f473b9e2606\n3. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 2aa1f60a-a4f3-476f-b901-0b2a10070a85\n4. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1664734c-9417-4f61-a5b9-03bdc43efa23\n5. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 816019a6-9193-434f-a5ed-3c37930dfd39\n6. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding f0be99d5-a2fa-450a-ace0-cded350426f9\n7. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding b9ef3518-a7b1-40c0-acf7-165abace858c\n8. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 94e57258-96c2-4f34-b791-de7…","seq":67,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"run.completed","at":"2026-11-25T00:01:45.731Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1156,16 +1156,16 @@ export type paths = {
                          * @example {
                          *       "sessions": [
                          *         {
-                         *           "id": "87b830a6-7c4b-4c3c-bf47-f00a9715c201",
+                         *           "id": "90c35fa1-9f1a-44f7-b961-368cc91bc92e",
                          *           "name": "Cost review",
-                         *           "created_at": "2026-11-24T23:18:06.742Z",
-                         *           "updated_at": "2026-11-24T23:18:06.742Z"
+                         *           "created_at": "2026-11-25T00:01:43.050Z",
+                         *           "updated_at": "2026-11-25T00:01:43.050Z"
                          *         },
                          *         {
                          *           "id": "triage-monday",
                          *           "name": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T23:18:06.251Z",
-                         *           "updated_at": "2026-11-24T23:18:06.251Z"
+                         *           "created_at": "2026-11-25T00:01:42.960Z",
+                         *           "updated_at": "2026-11-25T00:01:42.960Z"
                          *         }
                          *       ]
                          *     }
@@ -1221,9 +1221,9 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "87b830a6-7c4b-4c3c-bf47-f00a9715c201",
+                         *       "id": "90c35fa1-9f1a-44f7-b961-368cc91bc92e",
                          *       "name": "Cost review",
-                         *       "created_at": "2026-11-24T23:18:06.742Z"
+                         *       "created_at": "2026-11-25T00:01:43.050Z"
                          *     }
                          */
                         "application/json": {
@@ -1378,8 +1378,8 @@ export type paths = {
                          * @example {
                          *       "id": "triage-monday",
                          *       "name": "Monday triage",
-                         *       "created_at": "2026-11-24T23:18:06.251Z",
-                         *       "updated_at": "2026-11-24T23:18:06.806Z"
+                         *       "created_at": "2026-11-25T00:01:42.960Z",
+                         *       "updated_at": "2026-11-25T00:01:43.064Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Session"];
@@ -1473,18 +1473,18 @@ export type paths = {
                          *       "session_id": "triage-monday",
                          *       "messages": [
                          *         {
-                         *           "id": "fdb88dd0-8dc9-431c-983d-7eba9aae6fc5",
+                         *           "id": "cdc6a7d4-c03a-46be-9ed0-f6ccc40faaa9",
                          *           "role": "user",
                          *           "content": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-24T23:18:06.251Z",
-                         *           "run_id": "512b5899-fee5-4183-94b1-5572b1fbebbf"
+                         *           "created_at": "2026-11-25T00:01:42.960Z",
+                         *           "run_id": "f0a194fb-05f0-43d7-9864-66ffeec81b90"
                          *         },
                          *         {
-                         *           "id": "8f600a74-ca88-4ac3-939e-baa57fbe44f0",
+                         *           "id": "2192ddd6-254a-4336-8ca6-4eb5947a59f8",
                          *           "role": "assistant",
                          *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76…",
-                         *           "created_at": "2026-11-24T23:18:06.702Z",
-                         *           "run_id": "512b5899-fee5-4183-94b1-5572b1fbebbf"
+                         *           "created_at": "2026-11-25T00:01:43.039Z",
+                         *           "run_id": "f0a194fb-05f0-43d7-9864-66ffeec81b90"
                          *         }
                          *       ]
                          *     }
@@ -1594,10 +1594,10 @@ export type paths = {
                          *         "regions": 2,
                          *         "detectors": 40,
                          *         "last_scan": {
-                         *           "id": "da613618-e13e-44a2-872b-2bd427c590ee",
+                         *           "id": "149944b0-2a24-4c8c-a73a-208ae16bf51b",
                          *           "status": "completed",
-                         *           "finished_at": "2026-11-24T23:18:04.713Z",
-                         *           "created_at": "2026-11-24T23:17:59.142Z"
+                         *           "finished_at": "2026-11-25T00:01:42.635Z",
+                         *           "created_at": "2026-11-25T00:01:41.413Z"
                          *         }
                          *       }
                          *     }
@@ -1666,48 +1666,48 @@ export type paths = {
                          * @example {
                          *       "findings": [
                          *         {
-                         *           "id": "5fa787f1-30b4-4aba-9e1b-c571973e7e87",
+                         *           "id": "1b972dac-787a-4fff-873d-633e667a14a2",
                          *           "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.nat_single_for_many_azs",
-                         *           "group_id": "7598e1ef-0111-464d-b4b6-e8882df7d94e",
+                         *           "group_id": "a1a19ebc-0161-4682-b4f0-2f0dc0a85d00",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "medium",
-                         *           "detected_at": "2026-11-24T23:18:04.593Z",
-                         *           "last_seen_at": "2026-11-24T23:18:04.593Z",
+                         *           "detected_at": "2026-11-25T00:01:42.603Z",
+                         *           "last_seen_at": "2026-11-25T00:01:42.603Z",
                          *           "resource_count": 4
                          *         },
                          *         {
-                         *           "id": "b2244a25-e01a-491b-a516-0916fea3c5a2",
+                         *           "id": "5755b82b-6af9-40a9-9545-1413c0d9971b",
                          *           "title": "Point-in-time recovery disabled on DynamoDB table orders",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.dynamodb_no_pitr",
-                         *           "group_id": "f0e6edb6-8b8b-482c-bb29-a34bc910fa6b",
+                         *           "group_id": "4bf0bfa8-6cad-46d8-961b-ed28976be7de",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T23:18:04.502Z",
-                         *           "last_seen_at": "2026-11-24T23:18:04.502Z",
+                         *           "detected_at": "2026-11-25T00:01:42.590Z",
+                         *           "last_seen_at": "2026-11-25T00:01:42.590Z",
                          *           "resource_count": 1
                          *         },
                          *         {
-                         *           "id": "4f38b107-f7df-4760-930f-b2eb9ba3ebf4",
+                         *           "id": "b365d45b-b827-44bf-be46-c88d9214012e",
                          *           "title": "ElastiCache sessions-cache cannot fail over (automatic failover disabled)",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.elasticache_no_failover",
-                         *           "group_id": "416f29ff-e4d8-4715-9b50-6696e544abf5",
+                         *           "group_id": "6b508a22-96c1-4650-967b-6c1cf71d5a64",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-24T23:18:04.447Z",
-                         *           "last_seen_at": "2026-11-24T23:18:04.447Z",
+                         *           "detected_at": "2026-11-25T00:01:42.578Z",
+                         *           "last_seen_at": "2026-11-25T00:01:42.578Z",
                          *           "resource_count": 1
                          *         }
                          *       ]
@@ -1780,7 +1780,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *       "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -1790,8 +1790,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T23:18:04.681Z",
-                         *       "last_seen_at": "2026-11-24T23:18:04.681Z",
+                         *       "detected_at": "2026-11-25T00:01:42.623Z",
+                         *       "last_seen_at": "2026-11-25T00:01:42.623Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -1827,7 +1827,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "b5e25faf-eb19-452c-8c3c-c81497df87f2",
+                         *         "id": "7eef5bba-2ea1-4831-a2f5-f643523f5b2e",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -1835,25 +1835,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "0c807004-4e22-4590-9a13-13706a12d802",
+                         *         "id": "6c56847e-561e-4923-bfbb-4edc9b85fd05",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *             "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T23:18:04.681Z",
-                         *             "last_seen_at": "2026-11-24T23:18:04.681Z",
+                         *             "detected_at": "2026-11-25T00:01:42.623Z",
+                         *             "last_seen_at": "2026-11-25T00:01:42.623Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *             "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T23:18:04.681Z"
+                         *             "at": "2026-11-25T00:01:42.623Z"
                          *           }
                          *         ]
                          *       },
@@ -1914,7 +1914,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:18:04.681Z"
+                         *             "executed_at": "2026-11-25T00:01:42.623Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -1968,10 +1968,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 3,
+                         *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:18:04.681Z"
+                         *             "executed_at": "2026-11-25T00:01:42.623Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -1988,7 +1988,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T23:18:04.681Z"
+                         *             "executed_at": "2026-11-25T00:01:42.623Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2179,8 +2179,8 @@ export type paths = {
                          * @example {
                          *       "recommendations": [
                          *         {
-                         *           "id": "07a1ef8c-5bd3-4902-9df8-d038f31d1186",
-                         *           "finding_id": "e7ff1bda-3b29-4919-97c6-78ac8b4897e2",
+                         *           "id": "868b2895-43b0-4bd3-839a-cd2efeae5906",
+                         *           "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
                          *           "title": "Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2192,8 +2192,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "69df2707-fccf-47bf-a0a4-e7dc3f979e14",
-                         *           "finding_id": "6b034f97-49fd-4c90-91b0-5591b8fcd5e1",
+                         *           "id": "5c787397-bd34-4ede-aa81-cc466237a943",
+                         *           "finding_id": "9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a",
                          *           "title": "Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2205,8 +2205,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "8eda30e8-2397-46e2-bd7f-43174ce1abe1",
-                         *           "finding_id": "df99bc8e-9d9e-407a-9c0e-9657da038981",
+                         *           "id": "2b1ccaf7-1852-4bc9-93cd-d69377dcc5f0",
+                         *           "finding_id": "fd2aa398-b0bc-46d7-879a-1f473b9e2606",
                          *           "title": "RDS instance legacy-reporting-db had no connections in 30 days",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2419,7 +2419,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *       "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -2429,8 +2429,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-24T23:18:04.681Z",
-                         *       "last_seen_at": "2026-11-24T23:18:04.681Z",
+                         *       "detected_at": "2026-11-25T00:01:42.623Z",
+                         *       "last_seen_at": "2026-11-25T00:01:42.623Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -2466,7 +2466,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "b5e25faf-eb19-452c-8c3c-c81497df87f2",
+                         *         "id": "7eef5bba-2ea1-4831-a2f5-f643523f5b2e",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -2474,25 +2474,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "0c807004-4e22-4590-9a13-13706a12d802",
+                         *         "id": "6c56847e-561e-4923-bfbb-4edc9b85fd05",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *             "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-24T23:18:04.681Z",
-                         *             "last_seen_at": "2026-11-24T23:18:04.681Z",
+                         *             "detected_at": "2026-11-25T00:01:42.623Z",
+                         *             "last_seen_at": "2026-11-25T00:01:42.623Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *             "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-24T23:18:04.681Z"
+                         *             "at": "2026-11-25T00:01:42.623Z"
                          *           }
                          *         ]
                          *       },
@@ -2553,7 +2553,7 @@ export type paths = {
                          *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:18:04.681Z"
+                         *             "executed_at": "2026-11-25T00:01:42.623Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -2607,10 +2607,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 3,
+                         *             "duration_ms": 2,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-24T23:18:04.681Z"
+                         *             "executed_at": "2026-11-25T00:01:42.623Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -2627,7 +2627,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-24T23:18:04.681Z"
+                         *             "executed_at": "2026-11-25T00:01:42.623Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2706,7 +2706,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "finding_id": "23eb94f8-e86c-4c32-a685-010c2ad66708",
+                         *       "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
                          *       "steps": [
                          *         {
                          *           "seq": 1,
@@ -2763,7 +2763,7 @@ export type paths = {
                          *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T23:18:04.681Z"
+                         *           "executed_at": "2026-11-25T00:01:42.623Z"
                          *         },
                          *         {
                          *           "seq": 2,
@@ -2817,10 +2817,10 @@ export type paths = {
                          *             }
                          *           ],
                          *           "row_count": 1,
-                         *           "duration_ms": 3,
+                         *           "duration_ms": 2,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-24T23:18:04.681Z"
+                         *           "executed_at": "2026-11-25T00:01:42.623Z"
                          *         },
                          *         {
                          *           "seq": 3,
@@ -2837,7 +2837,7 @@ export type paths = {
                          *           "duration_ms": 0,
                          *           "is_self_correction": false,
                          *           "rerunnable": false,
-                         *           "executed_at": "2026-11-24T23:18:04.681Z"
+                         *           "executed_at": "2026-11-25T00:01:42.623Z"
                          *         }
                          *       ],
                          *       "summary": {
@@ -2963,11 +2963,11 @@ export type paths = {
                          *         }
                          *       ],
                          *       "row_count": 1,
-                         *       "duration_ms": 53,
+                         *       "duration_ms": 3,
                          *       "truncated": false,
                          *       "differs": false,
                          *       "recorded_row_count": 1,
-                         *       "executed_at": "2026-11-24T23:18:07.313Z"
+                         *       "executed_at": "2026-11-25T00:01:43.219Z"
                          *     }
                          */
                         "application/json": components["schemas"]["StepRerun"];
@@ -3338,6 +3338,24 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "3b9deff9-cdbf-4341-a2ad-c0dd22a18320",
+                         *       "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *       "group_id": "ef1876c2-df0c-490a-96e6-14ada599c5a4",
+                         *       "status": "generating",
+                         *       "stale": false,
+                         *       "engine": "builtin",
+                         *       "attempt": 1,
+                         *       "created_at": "2026-11-25T00:01:44.194Z",
+                         *       "updated_at": "2026-11-25T00:01:44.194Z",
+                         *       "resolved_at": null,
+                         *       "error": null,
+                         *       "steps": [],
+                         *       "final_check": null,
+                         *       "job_id": "plan-3b9deff9-cdbf-4341-a2ad-c0dd22a18320-generate-1"
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResolutionPlan"];
                     };
                 };
@@ -3410,6 +3428,113 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "3b9deff9-cdbf-4341-a2ad-c0dd22a18320",
+                         *       "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *       "group_id": "ef1876c2-df0c-490a-96e6-14ada599c5a4",
+                         *       "status": "ready",
+                         *       "stale": false,
+                         *       "engine": "builtin",
+                         *       "attempt": 1,
+                         *       "created_at": "2026-11-25T00:01:44.194Z",
+                         *       "updated_at": "2026-11-25T00:01:44.235Z",
+                         *       "resolved_at": null,
+                         *       "error": null,
+                         *       "steps": [
+                         *         {
+                         *           "seq": 1,
+                         *           "title": "Keep a copy of vol-576568fc726f47043 if anyone may need it",
+                         *           "instructions": "Before deleting volume vol-576568fc726f47043 (db-migration-io1), ask its owner (team data) whether the data is still needed; if so, take a snapshot in the console or with the AWS CLI and wait until it is completed. Runbook “Reduce EBS storage waste”: 1. Confirm the volume is not needed: check its attachments, tags (owner, service) and the last read/write activity. 2. Before deleting anything, take a snapshot and tag it with the ticket or finding id. 3. For gp2 and io1/io2 volumes, migrate in place to gp3 (aws ec2 modify-volume --volume-type gp3); no detach or downtime is needed. 4. When a launch template creates the volumes, change the template so new instances get gp3. 5. Re-run the finding’s evidence query to confirm the volume is gone or migrated.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:volume/vol-576568fc726f47043",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": null,
+                         *           "verification": null,
+                         *           "how_to_confirm": "Confirm once the owner agreed or the snapshot is completed.",
+                         *           "status": "pending",
+                         *           "final": false,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": null,
+                         *           "done_at": null
+                         *         },
+                         *         {
+                         *           "seq": 2,
+                         *           "title": "Delete volume vol-576568fc726f47043",
+                         *           "instructions": "The evidence shows vol-576568fc726f47043 (db-migration-io1), 500 GiB io1, is attached to no instance and costs $322.50 a month. Delete it.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:volume/vol-576568fc726f47043",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": {
+                         *             "command": "aws ec2 delete-volume --volume-id vol-576568fc726f47043 --region us-east-1",
+                         *             "executed_by_service": false
+                         *           },
+                         *           "verification": {
+                         *             "command": "aws ec2 describe-volumes --volume-ids vol-576568fc726f47043 --region us-east-1",
+                         *             "done_when": "The call fails with InvalidVolume.NotFound: the volume no longer exists."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "pending",
+                         *           "final": false,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": null,
+                         *           "done_at": null
+                         *         },
+                         *         {
+                         *           "seq": 3,
+                         *           "title": "Final check: the platform re-runs the detection",
+                         *           "instructions": "Finalize re-syncs the cluster's 1 resource(s) from the connection and re-runs the detection query \"Unattached EBS volumes\" (the finding's evidence, audit:5), limited to them. No row left: the whole cluster is resolved, its savings are realized and the lesson is kept. A row left: the plan shows what is still there and can be regenerated.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             }
+                         *           ],
+                         *           "fix_command": null,
+                         *           "verification": {
+                         *             "command": "select * from (select r.arn, r.native_id, r.name, r.region,\n           r.attributes->>'volume_type' as volume_type,\n           (r.attributes->>'size')::int as size_gb,\n           (r.attributes->>'iops')::int as iops,\n           r.attributes->>'create_time' as create_time,\n           r.monthly_cost::float8 as monthly_cost\n    from resources r\n    where r.type = 'aws_ebs_volume' and r.deleted_at is null\n      and coalesce(jsonb_array_length(r.attributes->'attachments'), 0) = 0\n    order by r.arn) as detector_rows where arn in ('arn:aws:ec2:us-east-1:533297907419:volume/vol-576568fc726f47043') order by arn",
+                         *             "done_when": "The query returns no row."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "pending",
+                         *           "final": true,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": null,
+                         *           "done_at": null
+                         *         }
+                         *       ],
+                         *       "final_check": null
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResolutionPlan"];
                     };
                 };
@@ -3481,6 +3606,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "plan-3b9deff9-cdbf-4341-a2ad-c0dd22a18320-verify-2-63c90033-4bee-4fa4-a432-bd071cb8fba0",
+                         *       "status": "verifying"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -3556,6 +3687,117 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "3b9deff9-cdbf-4341-a2ad-c0dd22a18320",
+                         *       "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *       "group_id": "ef1876c2-df0c-490a-96e6-14ada599c5a4",
+                         *       "status": "ready",
+                         *       "stale": false,
+                         *       "engine": "builtin",
+                         *       "attempt": 1,
+                         *       "created_at": "2026-11-25T00:01:44.194Z",
+                         *       "updated_at": "2026-11-25T00:01:44.735Z",
+                         *       "resolved_at": null,
+                         *       "error": null,
+                         *       "steps": [
+                         *         {
+                         *           "seq": 1,
+                         *           "title": "Keep a copy of vol-576568fc726f47043 if anyone may need it",
+                         *           "instructions": "Before deleting volume vol-576568fc726f47043 (db-migration-io1), ask its owner (team data) whether the data is still needed; if so, take a snapshot in the console or with the AWS CLI and wait until it is completed. Runbook “Reduce EBS storage waste”: 1. Confirm the volume is not needed: check its attachments, tags (owner, service) and the last read/write activity. 2. Before deleting anything, take a snapshot and tag it with the ticket or finding id. 3. For gp2 and io1/io2 volumes, migrate in place to gp3 (aws ec2 modify-volume --volume-type gp3); no detach or downtime is needed. 4. When a launch template creates the volumes, change the template so new instances get gp3. 5. Re-run the finding’s evidence query to confirm the volume is gone or migrated.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:volume/vol-576568fc726f47043",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": null,
+                         *           "verification": null,
+                         *           "how_to_confirm": "Confirm once the owner agreed or the snapshot is completed.",
+                         *           "status": "confirmed",
+                         *           "final": false,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": "user:acme-b1d858@example.com",
+                         *           "done_at": "2026-11-25T00:01:44.735Z"
+                         *         },
+                         *         {
+                         *           "seq": 2,
+                         *           "title": "Delete volume vol-576568fc726f47043",
+                         *           "instructions": "The evidence shows vol-576568fc726f47043 (db-migration-io1), 500 GiB io1, is attached to no instance and costs $322.50 a month. Delete it.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:ec2:us-east-1:533297907419:volume/vol-576568fc726f47043",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": {
+                         *             "command": "aws ec2 delete-volume --volume-id vol-576568fc726f47043 --region us-east-1",
+                         *             "executed_by_service": false
+                         *           },
+                         *           "verification": {
+                         *             "command": "aws ec2 describe-volumes --volume-ids vol-576568fc726f47043 --region us-east-1",
+                         *             "done_when": "The call fails with InvalidVolume.NotFound: the volume no longer exists."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "verified",
+                         *           "final": false,
+                         *           "last_check": {
+                         *             "at": "2026-11-25T00:01:44.531Z",
+                         *             "outcome": "passed",
+                         *             "output_preview": "the resource no longer exists"
+                         *           },
+                         *           "skip_reason": null,
+                         *           "done_by": "user:acme-b1d858@example.com",
+                         *           "done_at": "2026-11-25T00:01:44.532Z"
+                         *         },
+                         *         {
+                         *           "seq": 3,
+                         *           "title": "Final check: the platform re-runs the detection",
+                         *           "instructions": "Finalize re-syncs the cluster's 1 resource(s) from the connection and re-runs the detection query \"Unattached EBS volumes\" (the finding's evidence, audit:5), limited to them. No row left: the whole cluster is resolved, its savings are realized and the lesson is kept. A row left: the plan shows what is still there and can be regenerated.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             }
+                         *           ],
+                         *           "fix_command": null,
+                         *           "verification": {
+                         *             "command": "select * from (select r.arn, r.native_id, r.name, r.region,\n           r.attributes->>'volume_type' as volume_type,\n           (r.attributes->>'size')::int as size_gb,\n           (r.attributes->>'iops')::int as iops,\n           r.attributes->>'create_time' as create_time,\n           r.monthly_cost::float8 as monthly_cost\n    from resources r\n    where r.type = 'aws_ebs_volume' and r.deleted_at is null\n      and coalesce(jsonb_array_length(r.attributes->'attachments'), 0) = 0\n    order by r.arn) as detector_rows where arn in ('arn:aws:ec2:us-east-1:533297907419:volume/vol-576568fc726f47043') order by arn",
+                         *             "done_when": "The query returns no row."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "pending",
+                         *           "final": true,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": null,
+                         *           "done_at": null
+                         *         }
+                         *       ],
+                         *       "final_check": null
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResolutionPlan"];
                     };
                 };
@@ -3625,6 +3867,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "reason": "The owner keeps this one until the quarter closes."
+                     *     }
+                     */
                     "application/json": components["schemas"]["SkipStepBody"];
                 };
             };
@@ -3635,6 +3882,126 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "0caa9fbf-400c-4fb3-b4e5-ef66694f55a0",
+                         *       "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *       "group_id": "6c56847e-561e-4923-bfbb-4edc9b85fd05",
+                         *       "status": "ready",
+                         *       "stale": false,
+                         *       "engine": "builtin",
+                         *       "attempt": 2,
+                         *       "created_at": "2026-11-25T00:01:44.986Z",
+                         *       "updated_at": "2026-11-25T00:01:45.441Z",
+                         *       "resolved_at": null,
+                         *       "error": null,
+                         *       "steps": [
+                         *         {
+                         *           "seq": 1,
+                         *           "title": "Turn on deletion protection for prod-payments-db",
+                         *           "instructions": "The evidence shows prod-payments-db is public, unbacked and unprotected: one delete loses it for good. Protect it first (it costs nothing). Runbook “Protect data stores”: 1. Turn on the bucket’s and account’s public access block; remove public grants from the bucket policy and ACL. 2. Make databases private (publicly_accessible false) and reach them through the VPC. 3. Encrypt at rest: copy the snapshot with encryption and restore from it, or enable default EBS encryption. 4. For toxic combinations, break the path first (close the exposure), then fix the rest. 5. Re-run the finding’s evidence query.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": {
+                         *             "command": "aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --apply-immediately --region us-east-1",
+                         *             "executed_by_service": false
+                         *           },
+                         *           "verification": {
+                         *             "command": "aws rds describe-db-instances --db-instance-identifier prod-payments-db --region us-east-1 --query 'DBInstances[0].DeletionProtection'",
+                         *             "done_when": "DeletionProtection is true."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "skipped",
+                         *           "final": false,
+                         *           "last_check": null,
+                         *           "skip_reason": "The owner keeps this one until the quarter closes.",
+                         *           "done_by": "user:acme-b1d858@example.com",
+                         *           "done_at": "2026-11-25T00:01:45.440Z"
+                         *         },
+                         *         {
+                         *           "seq": 2,
+                         *           "title": "Turn on automated backups for prod-payments-db",
+                         *           "instructions": "Then give it 7 days of automated backups, so data can be restored.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": {
+                         *             "command": "aws rds modify-db-instance --db-instance-identifier prod-payments-db --backup-retention-period 7 --apply-immediately --region us-east-1",
+                         *             "executed_by_service": false
+                         *           },
+                         *           "verification": {
+                         *             "command": "aws rds describe-db-instances --db-instance-identifier prod-payments-db --region us-east-1 --query 'DBInstances[0].BackupRetentionPeriod'",
+                         *             "done_when": "BackupRetentionPeriod is at least 1."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "pending",
+                         *           "final": false,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": null,
+                         *           "done_at": null
+                         *         },
+                         *         {
+                         *           "seq": 3,
+                         *           "title": "Make prod-payments-db private",
+                         *           "instructions": "Last, take it off the Internet; clients in the VPC keep their access.",
+                         *           "citations": [
+                         *             {
+                         *               "ref": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *               "kind": "finding"
+                         *             },
+                         *             {
+                         *               "ref": "audit:5",
+                         *               "kind": "evidence"
+                         *             },
+                         *             {
+                         *               "ref": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
+                         *               "kind": "resource"
+                         *             }
+                         *           ],
+                         *           "fix_command": {
+                         *             "command": "aws rds modify-db-instance --db-instance-identifier prod-payments-db --no-publicly-accessible --apply-immediately --region us-east-1",
+                         *             "executed_by_service": false
+                         *           },
+                         *           "verification": {
+                         *             "command": "aws rds describe-db-instances --db-instance-identifier prod-payments-db --region us-east-1 --query 'DBInstances[0].PubliclyAccessible'",
+                         *             "done_when": "PubliclyAccessible is false."
+                         *           },
+                         *           "how_to_confirm": null,
+                         *           "status": "pending",
+                         *           "final": false,
+                         *           "last_check": null,
+                         *           "skip_reason": null,
+                         *           "done_by": null,
+                         *           "done_at": null
+                         *         }
+                         *       ],
+                         *       "final_check": null
+                         *     }
+                         */
                         "application/json": components["schemas"]["ResolutionPlan"];
                     };
                 };
@@ -3739,6 +4106,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "plan-3b9deff9-cdbf-4341-a2ad-c0dd22a18320-finalize-0d63fc94-7613-415e-bb64-7e9f75700c4b",
+                         *       "status": "finalizing"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -3813,6 +4186,12 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "plan-0caa9fbf-400c-4fb3-b4e5-ef66694f55a0-generate-2",
+                         *       "status": "generating"
+                         *     }
+                         */
                         "application/json": components["schemas"]["JobAccepted"];
                     };
                 };
@@ -3893,13 +4272,13 @@ export type paths = {
                          * @example {
                          *       "learnings": [
                          *         {
-                         *           "id": "e081aa73-eb74-4f07-84e7-d83115e79cdf",
+                         *           "id": "d470dc0f-a024-4f51-b287-630a29ce984b",
                          *           "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *           "service": "batch",
                          *           "status": "active",
                          *           "source": "user",
-                         *           "created_by": "user:acme-dab8ab@example.com",
-                         *           "created_at": "2026-11-24T23:18:07.560Z",
+                         *           "created_by": "user:acme-b1d858@example.com",
+                         *           "created_at": "2026-11-25T00:01:43.300Z",
                          *           "last_used_at": null,
                          *           "used_count": 0
                          *         }
@@ -3970,13 +4349,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "e081aa73-eb74-4f07-84e7-d83115e79cdf",
+                         *       "id": "d470dc0f-a024-4f51-b287-630a29ce984b",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "active",
                          *       "source": "user",
-                         *       "created_by": "user:acme-dab8ab@example.com",
-                         *       "created_at": "2026-11-24T23:18:07.560Z",
+                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "created_at": "2026-11-25T00:01:43.300Z",
                          *       "last_used_at": null,
                          *       "used_count": 0
                          *     }
@@ -4082,13 +4461,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "e081aa73-eb74-4f07-84e7-d83115e79cdf",
+                         *       "id": "d470dc0f-a024-4f51-b287-630a29ce984b",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "archived",
                          *       "source": "user",
-                         *       "created_by": "user:acme-dab8ab@example.com",
-                         *       "created_at": "2026-11-24T23:18:07.560Z",
+                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "created_at": "2026-11-25T00:01:43.300Z",
                          *       "last_used_at": null,
                          *       "used_count": 0
                          *     }
@@ -4182,13 +4561,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "07b861dc-ea0d-433a-90a4-630a217b7c23",
-                         *       "generated_at": "2026-11-24T23:18:08.689Z",
+                         *       "id": "eb614b16-cdf8-42bf-ac9b-060ca31d0a1d",
+                         *       "generated_at": "2026-11-25T00:01:43.581Z",
                          *       "period": {
-                         *         "from": "2026-11-23T23:18:08.580Z",
-                         *         "to": "2026-11-24T23:18:08.580Z"
+                         *         "from": "2026-11-24T00:01:43.553Z",
+                         *         "to": "2026-11-25T00:01:43.553Z"
                          *       },
-                         *       "requested_by": "user:acme-dab8ab@example.com",
+                         *       "requested_by": "user:acme-b1d858@example.com",
                          *       "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
                          *       "sections": {
                          *         "drift": {
@@ -4200,7 +4579,7 @@ export type paths = {
                          *               "type": "aws_vpc_eip",
                          *               "actor": "arn:aws:iam::533297907419:user/bob",
                          *               "native_id": "eipalloc-0fde771dfcc4ccbcb",
-                         *               "resource_id": "94334f87-d900-48d6-ac22-a87db7d9b527"
+                         *               "resource_id": "0634bfcf-34c5-49bf-a983-9f650401e9ed"
                          *             }
                          *           ],
                          *           "totals": {
@@ -4220,7 +4599,7 @@ export type paths = {
                          *                 "size_value"
                          *               ],
                          *               "native_id": "i-900314533944af883",
-                         *               "resource_id": "25605983-a929-4312-83a3-756982b19d92"
+                         *               "resource_id": "5784408d-a3b4-4175-af31-3d1e3513e5a5"
                          *             },
                          *             {
                          *               "at": "2026-10-31T00:00:00.000Z",
@@ -4232,7 +4611,7 @@ export type paths = {
                          *                 "attributes.backup_retention_period"
                          *               ],
                          *               "native_id": "prod-payments-db",
-                         *               "resource_id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25"
+                         *               "resource_id": "9b39127e-4e7c-467e-a59e-528813f98244"
                          *             },
                          *             {
                          *               "at": "2026-11-01T00:00:00.000Z",
@@ -4244,7 +4623,7 @@ export type paths = {
                          *                 "attributes.rules"
                          *               ],
                          *               "native_id": "sg-01aafac10bbec2271",
-                         *               "resource_id": "29e38099-c5f3-4f9e-90fa-ed153641714a"
+                         *               "resource_id": "21bd972c-f760-4e54-98fc-edd10f3a3fc1"
                          *             }
                          *           ],
                          *           "removed": [
@@ -4255,7 +4634,7 @@ export type paths = {
                          *               "type": "aws_ebs_volume",
                          *               "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
                          *               "native_id": "vol-d15340a3c1ddd36dd",
-                         *               "resource_id": "32913934-3726-42b2-beb4-46d924e7972f"
+                         *               "resource_id": "1199fce7-0ff0-4c1b-bdaf-b89b31ae8e7a"
                          *             }
                          *           ]
                          *         },
@@ -4272,34 +4651,34 @@ export type paths = {
                          *         },
                          *         "new_findings": [
                          *           {
-                         *             "at": "2026-11-24T23:18:02.862Z",
+                         *             "at": "2026-11-25T00:01:42.262Z",
                          *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.sg_all_ports_open",
-                         *             "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
+                         *             "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
                          *             "severity": "critical",
-                         *             "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f"
+                         *             "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5"
                          *           },
                          *           {
-                         *             "at": "2026-11-24T23:18:02.924Z",
+                         *             "at": "2026-11-25T00:01:42.278Z",
                          *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.sg_ssh_open",
-                         *             "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
+                         *             "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
                          *             "severity": "critical",
-                         *             "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95"
+                         *             "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47"
                          *           },
                          *           {
-                         *             "at": "2026-11-24T23:18:03.045Z",
+                         *             "at": "2026-11-25T00:01:42.307Z",
                          *             "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.s3_public",
-                         *             "group_id": "0549b5ba-6cd0-4e38-865c-8a0aac7d91dd",
+                         *             "group_id": "c3a6cf2b-0cd6-4022-996b-9d9342112f97",
                          *             "severity": "critical",
-                         *             "finding_id": "ce53c497-e712-4457-b6b6-8e3763558deb"
+                         *             "finding_id": "06b37518-402e-4eda-9ef5-28199690842c"
                          *           }
                          *         ],
                          *         "top_clusters": [
@@ -4308,12 +4687,12 @@ export type paths = {
                          *             "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
                          *             "domain": "security",
                          *             "check_id": "security.toxic_exposed_instance_sensitive_data",
-                         *             "group_id": "32015af7-cd0d-42b7-bbb1-3ce00589d500",
+                         *             "group_id": "04784816-ef7e-4dd8-a307-3b17026fef21",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 4,
                          *             "duplicates": 0,
-                         *             "finding_id": "39acc880-a705-4e2f-a48a-8b38abe799ac",
+                         *             "finding_id": "75cada50-8314-4ef6-a300-f10baa2333cc",
                          *             "savings_monthly": 0
                          *           },
                          *           {
@@ -4321,12 +4700,12 @@ export type paths = {
                          *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *             "domain": "security",
                          *             "check_id": "security.sg_all_ports_open",
-                         *             "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
+                         *             "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 2,
                          *             "duplicates": 0,
-                         *             "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f",
+                         *             "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5",
                          *             "savings_monthly": 0
                          *           },
                          *           {
@@ -4334,12 +4713,12 @@ export type paths = {
                          *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *             "domain": "security",
                          *             "check_id": "security.sg_ssh_open",
-                         *             "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
+                         *             "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 2,
                          *             "duplicates": 0,
-                         *             "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95",
+                         *             "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47",
                          *             "savings_monthly": 0
                          *           }
                          *         ],
@@ -4408,13 +4787,13 @@ export type paths = {
                          * @example {
                          *       "reports": [
                          *         {
-                         *           "id": "07b861dc-ea0d-433a-90a4-630a217b7c23",
-                         *           "generated_at": "2026-11-24T23:18:08.689Z",
+                         *           "id": "eb614b16-cdf8-42bf-ac9b-060ca31d0a1d",
+                         *           "generated_at": "2026-11-25T00:01:43.581Z",
                          *           "period": {
-                         *             "from": "2026-11-23T23:18:08.580Z",
-                         *             "to": "2026-11-24T23:18:08.580Z"
+                         *             "from": "2026-11-24T00:01:43.553Z",
+                         *             "to": "2026-11-25T00:01:43.553Z"
                          *           },
-                         *           "requested_by": "user:acme-dab8ab@example.com",
+                         *           "requested_by": "user:acme-b1d858@example.com",
                          *           "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
                          *           "sections": {
                          *             "drift": {
@@ -4426,7 +4805,7 @@ export type paths = {
                          *                   "type": "aws_vpc_eip",
                          *                   "actor": "arn:aws:iam::533297907419:user/bob",
                          *                   "native_id": "eipalloc-0fde771dfcc4ccbcb",
-                         *                   "resource_id": "94334f87-d900-48d6-ac22-a87db7d9b527"
+                         *                   "resource_id": "0634bfcf-34c5-49bf-a983-9f650401e9ed"
                          *                 }
                          *               ],
                          *               "totals": {
@@ -4446,7 +4825,7 @@ export type paths = {
                          *                     "size_value"
                          *                   ],
                          *                   "native_id": "i-900314533944af883",
-                         *                   "resource_id": "25605983-a929-4312-83a3-756982b19d92"
+                         *                   "resource_id": "5784408d-a3b4-4175-af31-3d1e3513e5a5"
                          *                 },
                          *                 {
                          *                   "at": "2026-10-31T00:00:00.000Z",
@@ -4458,7 +4837,7 @@ export type paths = {
                          *                     "attributes.backup_retention_period"
                          *                   ],
                          *                   "native_id": "prod-payments-db",
-                         *                   "resource_id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25"
+                         *                   "resource_id": "9b39127e-4e7c-467e-a59e-528813f98244"
                          *                 },
                          *                 {
                          *                   "at": "2026-11-01T00:00:00.000Z",
@@ -4470,7 +4849,7 @@ export type paths = {
                          *                     "attributes.rules"
                          *                   ],
                          *                   "native_id": "sg-01aafac10bbec2271",
-                         *                   "resource_id": "29e38099-c5f3-4f9e-90fa-ed153641714a"
+                         *                   "resource_id": "21bd972c-f760-4e54-98fc-edd10f3a3fc1"
                          *                 }
                          *               ],
                          *               "removed": [
@@ -4481,7 +4860,7 @@ export type paths = {
                          *                   "type": "aws_ebs_volume",
                          *                   "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
                          *                   "native_id": "vol-d15340a3c1ddd36dd",
-                         *                   "resource_id": "32913934-3726-42b2-beb4-46d924e7972f"
+                         *                   "resource_id": "1199fce7-0ff0-4c1b-bdaf-b89b31ae8e7a"
                          *                 }
                          *               ]
                          *             },
@@ -4498,34 +4877,34 @@ export type paths = {
                          *             },
                          *             "new_findings": [
                          *               {
-                         *                 "at": "2026-11-24T23:18:02.862Z",
+                         *                 "at": "2026-11-25T00:01:42.262Z",
                          *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.sg_all_ports_open",
-                         *                 "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
+                         *                 "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
                          *                 "severity": "critical",
-                         *                 "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f"
+                         *                 "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5"
                          *               },
                          *               {
-                         *                 "at": "2026-11-24T23:18:02.924Z",
+                         *                 "at": "2026-11-25T00:01:42.278Z",
                          *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.sg_ssh_open",
-                         *                 "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
+                         *                 "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
                          *                 "severity": "critical",
-                         *                 "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95"
+                         *                 "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47"
                          *               },
                          *               {
-                         *                 "at": "2026-11-24T23:18:03.045Z",
+                         *                 "at": "2026-11-25T00:01:42.307Z",
                          *                 "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.s3_public",
-                         *                 "group_id": "0549b5ba-6cd0-4e38-865c-8a0aac7d91dd",
+                         *                 "group_id": "c3a6cf2b-0cd6-4022-996b-9d9342112f97",
                          *                 "severity": "critical",
-                         *                 "finding_id": "ce53c497-e712-4457-b6b6-8e3763558deb"
+                         *                 "finding_id": "06b37518-402e-4eda-9ef5-28199690842c"
                          *               }
                          *             ],
                          *             "top_clusters": [
@@ -4534,12 +4913,12 @@ export type paths = {
                          *                 "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
                          *                 "domain": "security",
                          *                 "check_id": "security.toxic_exposed_instance_sensitive_data",
-                         *                 "group_id": "32015af7-cd0d-42b7-bbb1-3ce00589d500",
+                         *                 "group_id": "04784816-ef7e-4dd8-a307-3b17026fef21",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 4,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "39acc880-a705-4e2f-a48a-8b38abe799ac",
+                         *                 "finding_id": "75cada50-8314-4ef6-a300-f10baa2333cc",
                          *                 "savings_monthly": 0
                          *               },
                          *               {
@@ -4547,12 +4926,12 @@ export type paths = {
                          *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *                 "domain": "security",
                          *                 "check_id": "security.sg_all_ports_open",
-                         *                 "group_id": "bac26759-fd8b-4dd8-9acd-6f920f5fed2a",
+                         *                 "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 2,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "ec0e8d39-7ea5-4c1d-be38-8be0f51e4a2f",
+                         *                 "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5",
                          *                 "savings_monthly": 0
                          *               },
                          *               {
@@ -4560,12 +4939,12 @@ export type paths = {
                          *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *                 "domain": "security",
                          *                 "check_id": "security.sg_ssh_open",
-                         *                 "group_id": "f45e470a-07df-47a9-a406-0b3f841923b5",
+                         *                 "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 2,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "1eb843c0-0541-4e95-958a-f1dc08405f95",
+                         *                 "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47",
                          *                 "savings_monthly": 0
                          *               }
                          *             ],
@@ -4782,7 +5161,7 @@ export type paths = {
                          *           "category": "connectors",
                          *           "kind": "connector",
                          *           "status": "connected",
-                         *           "installed_at": "2026-11-24T23:17:59.118Z",
+                         *           "installed_at": "2026-11-25T00:01:41.409Z",
                          *           "settings": {}
                          *         },
                          *         {
@@ -4791,7 +5170,7 @@ export type paths = {
                          *           "category": "alert sources",
                          *           "kind": "alert_source",
                          *           "status": "active",
-                         *           "installed_at": "2026-11-24T23:18:09.289Z",
+                         *           "installed_at": "2026-11-25T00:01:44.125Z",
                          *           "settings": {}
                          *         },
                          *         {
@@ -4874,7 +5253,7 @@ export type paths = {
                          *       "category": "alert sources",
                          *       "kind": "alert_source",
                          *       "status": "active",
-                         *       "installed_at": "2026-11-24T23:18:09.289Z",
+                         *       "installed_at": "2026-11-25T00:01:44.125Z",
                          *       "settings": {}
                          *     }
                          */
@@ -5049,7 +5428,7 @@ export type paths = {
                          * @example {
                          *       "runbooks": [
                          *         {
-                         *           "id": "bb8ce071-37dc-4762-894b-c877a10ebc3e",
+                         *           "id": "39fee282-be45-4ff7-b8da-f7cc99af3ec5",
                          *           "title": "Payments database failover",
                          *           "service": "payments",
                          *           "applies_to": {
@@ -5063,8 +5442,8 @@ export type paths = {
                          *             "Confirm the standby is in sync.",
                          *             "Fail over with aws rds reboot-db-instance --force-failover."
                          *           ],
-                         *           "created_by": "user:acme-dab8ab@example.com",
-                         *           "updated_at": "2026-11-24T23:18:09.503Z",
+                         *           "created_by": "user:acme-b1d858@example.com",
+                         *           "updated_at": "2026-11-25T00:01:44.159Z",
                          *           "source": "tenant"
                          *         },
                          *         {
@@ -5193,7 +5572,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "bb8ce071-37dc-4762-894b-c877a10ebc3e",
+                         *       "id": "39fee282-be45-4ff7-b8da-f7cc99af3ec5",
                          *       "title": "Payments database failover",
                          *       "service": "payments",
                          *       "applies_to": {
@@ -5207,8 +5586,8 @@ export type paths = {
                          *         "Confirm the standby is in sync.",
                          *         "Fail over with aws rds reboot-db-instance --force-failover."
                          *       ],
-                         *       "created_by": "user:acme-dab8ab@example.com",
-                         *       "updated_at": "2026-11-24T23:18:09.503Z",
+                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "updated_at": "2026-11-25T00:01:44.159Z",
                          *       "source": "tenant"
                          *     }
                          */
@@ -5338,7 +5717,7 @@ export type paths = {
                          *       "findings": {
                          *         "fixes": [
                          *           {
-                         *             "finding_id": "ca212323-470c-46d4-8bf5-bf84b4ee8244",
+                         *             "finding_id": "9f061105-d686-4e0b-a719-116470efe7dc",
                          *             "check_id": "sre.rds_single_az",
                          *             "title": "RDS prod-payments-db has no standby: single-AZ in us-east-1a",
                          *             "severity": "high",
@@ -5347,7 +5726,7 @@ export type paths = {
                          *             "how": "changed"
                          *           },
                          *           {
-                         *             "finding_id": "18e3adbe-fc3c-4836-b271-b64ea6da3e95",
+                         *             "finding_id": "b9ef3518-a7b1-40c0-acf7-165abace858c",
                          *             "check_id": "finops.ebs_gp2_to_gp3",
                          *             "title": "Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month",
                          *             "severity": "medium",
@@ -5356,7 +5735,7 @@ export type paths = {
                          *             "how": "changed"
                          *           },
                          *           {
-                         *             "finding_id": "5fa787f1-30b4-4aba-9e1b-c571973e7e87",
+                         *             "finding_id": "1b972dac-787a-4fff-873d-633e667a14a2",
                          *             "check_id": "sre.nat_single_for_many_azs",
                          *             "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *             "severity": "high",
@@ -5403,7 +5782,7 @@ export type paths = {
                          *           "importing": null,
                          *           "plan_ref": "L71-L84",
                          *           "live": {
-                         *             "id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25",
+                         *             "id": "9b39127e-4e7c-467e-a59e-528813f98244",
                          *             "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *             "type": "aws_rds_db_instance",
                          *             "native_id": "prod-payments-db",
@@ -5425,7 +5804,7 @@ export type paths = {
                          *             },
                          *             "items": [
                          *               {
-                         *                 "id": "bcfb5cdc-c036-4b4a-920b-ed0845e03be8",
+                         *                 "id": "36ef4247-87f7-48ba-8058-75aba3b4b76b",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-7d4ed62c09e0ccd28",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-7d4ed62c09e0ccd28",
@@ -5435,7 +5814,7 @@ export type paths = {
                          *                 "impact": "fails"
                          *               },
                          *               {
-                         *                 "id": "590cda9e-cc45-417b-b4b9-069adce0ee6a",
+                         *                 "id": "573a88d2-d177-4011-a938-d9a24c96788b",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-928255e706913535f",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-928255e706913535f",
@@ -5445,7 +5824,7 @@ export type paths = {
                          *                 "impact": "fails"
                          *               },
                          *               {
-                         *                 "id": "452f886a-d4b1-4e0e-ba66-e9959e93fcaa",
+                         *                 "id": "088c9ff5-e6c3-4b57-9586-1d8a5a99980a",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-9a3b4cc3677e18853",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-9a3b4cc3677e18853",
@@ -5469,7 +5848,7 @@ export type paths = {
                          *           "importing": null,
                          *           "plan_ref": "L86-L95",
                          *           "live": {
-                         *             "id": "3fac8423-b32b-4ad3-bcbb-899b7acd45f4",
+                         *             "id": "c4c5f41d-f9bf-44f3-a7ec-9afdbd46d05a",
                          *             "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-aff93042cdef3fa83",
                          *             "type": "aws_ebs_volume",
                          *             "native_id": "vol-aff93042cdef3fa83",
@@ -5672,7 +6051,7 @@ export type paths = {
                          *         "at_risk": 35,
                          *         "critical": 9
                          *       },
-                         *       "last_scan_at": "2026-11-24T23:18:04.713Z"
+                         *       "last_scan_at": "2026-11-25T00:01:42.635Z"
                          *     }
                          */
                         "application/json": components["schemas"]["GraphSummary"];
@@ -5740,7 +6119,7 @@ export type paths = {
                          * @example {
                          *       "results": [
                          *         {
-                         *           "id": "7021e628-3c9c-4e06-9484-4228de234279",
+                         *           "id": "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *           "native_id": "nat-805c64d92ad7a057c",
                          *           "type": "aws_vpc_nat_gateway",
@@ -5750,7 +6129,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "b9f4aa6a-9a8f-4774-9174-749ffd82c40f",
+                         *           "id": "9ca996ef-86c4-42b6-a096-fcebdfa4a56f",
                          *           "arn": "arn:aws:cloudwatch:us-east-1:533297907419:alarm:prod-apps-us-east-1-nat-a-errors",
                          *           "native_id": "prod-apps-us-east-1-nat-a-errors",
                          *           "type": "aws_cloudwatch_alarm",
@@ -5760,7 +6139,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "29f1aeed-4e07-4471-87ca-28e87bf7a605",
+                         *           "id": "3224a08e-d58e-462e-8645-a729a90c3c24",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-622aa5f9d54779a56",
                          *           "native_id": "nat-622aa5f9d54779a56",
                          *           "type": "aws_vpc_nat_gateway",
@@ -5845,7 +6224,7 @@ export type paths = {
                         /**
                          * @example {
                          *       "resource": {
-                         *         "id": "7021e628-3c9c-4e06-9484-4228de234279",
+                         *         "id": "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
                          *         "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *         "native_id": "nat-805c64d92ad7a057c",
                          *         "type": "aws_vpc_nat_gateway",
@@ -5856,7 +6235,7 @@ export type paths = {
                          *       "depth": 2,
                          *       "impacted": [
                          *         {
-                         *           "id": "5578eef4-d3b5-45b0-995d-0b6bf6fc8135",
+                         *           "id": "059934d8-ebff-4703-916e-20d8d07e4f2a",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-fb46d84e6fd4ab735",
                          *           "native_id": "rtb-fb46d84e6fd4ab735",
                          *           "type": "aws_vpc_route_table",
@@ -5868,8 +6247,8 @@ export type paths = {
                          *             "routes-to"
                          *           ],
                          *           "path": [
-                         *             "7021e628-3c9c-4e06-9484-4228de234279",
-                         *             "5578eef4-d3b5-45b0-995d-0b6bf6fc8135"
+                         *             "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
+                         *             "059934d8-ebff-4703-916e-20d8d07e4f2a"
                          *           ],
                          *           "sources": [
                          *             "config"
@@ -5877,7 +6256,7 @@ export type paths = {
                          *           "impact": "fails"
                          *         },
                          *         {
-                         *           "id": "b52c01ed-8e29-4e63-845f-4b7c8ef36d86",
+                         *           "id": "1fd8060d-9aa6-4307-83a2-180a3da4b808",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-046064c954d7d59f4",
                          *           "native_id": "subnet-046064c954d7d59f4",
                          *           "type": "aws_vpc_subnet",
@@ -5890,9 +6269,9 @@ export type paths = {
                          *             "depends-on"
                          *           ],
                          *           "path": [
-                         *             "7021e628-3c9c-4e06-9484-4228de234279",
-                         *             "5578eef4-d3b5-45b0-995d-0b6bf6fc8135",
-                         *             "b52c01ed-8e29-4e63-845f-4b7c8ef36d86"
+                         *             "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
+                         *             "059934d8-ebff-4703-916e-20d8d07e4f2a",
+                         *             "1fd8060d-9aa6-4307-83a2-180a3da4b808"
                          *           ],
                          *           "sources": [
                          *             "config",
@@ -5991,7 +6370,7 @@ export type paths = {
                          * @example {
                          *       "resources": [
                          *         {
-                         *           "id": "ec311268-2c89-48a4-9b47-e1bbefe76b9f",
+                         *           "id": "e4103a4a-2896-4e06-9788-13a8d8423402",
                          *           "arn": "arn:aws:iam::486733636442:root",
                          *           "native_id": "486733636442",
                          *           "type": "aws_account",
@@ -6009,7 +6388,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "9bb97ffe-5743-4cca-a185-3a30ca544af9",
+                         *           "id": "c043f591-9998-4d4d-9404-e200ddcec58b",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *           "native_id": "i-24c1986e227684136",
                          *           "type": "aws_ec2_instance",
@@ -6027,7 +6406,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "1e255e2c-7ef3-428c-ba62-5b62eef48b7d",
+                         *           "id": "f5c118f5-64aa-44f9-b43b-cf8aa18a80b2",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *           "native_id": "i-5d53365e4b144a68a",
                          *           "type": "aws_ec2_instance",
@@ -6129,10 +6508,10 @@ export type paths = {
                          *           "basis": "exposed_instance_sensitive_data",
                          *           "title": "Internet-exposed bastion (i-5d53365e4b144a68a) reaches acme-customer-exports-f5bd9f",
                          *           "severity": "critical",
-                         *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f; S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive.",
+                         *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive; Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f.",
                          *           "resources": [
                          *             {
-                         *               "id": "659486cf-6664-424f-b485-275a2a8b65f0",
+                         *               "id": "ce5f070e-65aa-4969-8b30-2e3c3fd15570",
                          *               "arn": "arn:aws:s3:::acme-customer-exports-f5bd9f",
                          *               "native_id": "acme-customer-exports-f5bd9f",
                          *               "type": "aws_s3_bucket",
@@ -6141,7 +6520,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "1e255e2c-7ef3-428c-ba62-5b62eef48b7d",
+                         *               "id": "f5c118f5-64aa-44f9-b43b-cf8aa18a80b2",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -6150,7 +6529,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "8ebb0c15-2b79-4a69-a0b3-132241d3a06d",
+                         *               "id": "9901730e-d114-4647-9da0-a266095b0b6d",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-4bcdfa21113276f37",
                          *               "native_id": "sg-4bcdfa21113276f37",
                          *               "type": "aws_vpc_security_group",
@@ -6160,9 +6539,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "1eb843c0-0541-4e95-958a-f1dc08405f95",
-                         *             "39acc880-a705-4e2f-a48a-8b38abe799ac",
-                         *             "aaa27ae6-8942-4764-b805-29ab4c2e1f38"
+                         *             "06b37518-402e-4eda-9ef5-28199690842c",
+                         *             "75cada50-8314-4ef6-a300-f10baa2333cc",
+                         *             "c5bb1086-2c43-437e-b817-d1c85cf80c47"
                          *           ]
                          *         },
                          *         {
@@ -6171,10 +6550,10 @@ export type paths = {
                          *           "basis": "exposed_instance_unprotected_data",
                          *           "title": "Internet-exposed legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) reach prod-payments-db",
                          *           "severity": "critical",
-                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; No automated backups for RDS prod-payments-db (retention 0 days); RDS prod-payments-db has no standby: single-AZ in us-east-1a; Deletion protection off on RDS prod-payments-db; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it.",
+                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; No automated backups for RDS prod-payments-db (retention 0 days); RDS prod-payments-db has no standby: single-AZ in us-east-1a; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it; Deletion protection off on RDS prod-payments-db.",
                          *           "resources": [
                          *             {
-                         *               "id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25",
+                         *               "id": "9b39127e-4e7c-467e-a59e-528813f98244",
                          *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *               "native_id": "prod-payments-db",
                          *               "type": "aws_rds_db_instance",
@@ -6183,7 +6562,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "9bb97ffe-5743-4cca-a185-3a30ca544af9",
+                         *               "id": "c043f591-9998-4d4d-9404-e200ddcec58b",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *               "native_id": "i-24c1986e227684136",
                          *               "type": "aws_ec2_instance",
@@ -6192,7 +6571,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "1e255e2c-7ef3-428c-ba62-5b62eef48b7d",
+                         *               "id": "f5c118f5-64aa-44f9-b43b-cf8aa18a80b2",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -6202,9 +6581,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "1c6f552e-39e2-4dec-b45f-53cc300dc1e6",
-                         *             "1eb843c0-0541-4e95-958a-f1dc08405f95",
-                         *             "23eb94f8-e86c-4c32-a685-010c2ad66708"
+                         *             "271de4c0-5950-4569-8a02-e55327da8db5",
+                         *             "296c5d47-f5b3-4178-8282-058c17e7d3c6",
+                         *             "74860626-40c6-4768-a5aa-6219e7c7ea10"
                          *           ]
                          *         },
                          *         {
@@ -6216,7 +6595,7 @@ export type paths = {
                          *           "reason": "sessions-cache has automatic failover disabled: its primary is a single point of failure. If sessions-cache fails, checkout-alb (app/checkout-alb/ded6f00c37ae5530) loses every working path (through routes-to, targets, depends-on).",
                          *           "resources": [
                          *             {
-                         *               "id": "9e5c4318-0815-4be2-a286-ae66e7cc053c",
+                         *               "id": "14e278eb-c606-446b-9043-a62de3371608",
                          *               "arn": "arn:aws:elasticache:us-east-1:533297907419:replicationgroup:sessions-cache",
                          *               "native_id": "sessions-cache",
                          *               "type": "aws_elasticache_replication_group",
@@ -6225,7 +6604,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "2fa01943-293e-41af-8d20-e1907073dd3e",
+                         *               "id": "0412fcc9-8c3e-4e67-adda-6b4aa1a49f2c",
                          *               "arn": "arn:aws:elasticloadbalancing:us-east-1:533297907419:loadbalancer/app/checkout-alb/ded6f00c37ae5530",
                          *               "native_id": "app/checkout-alb/ded6f00c37ae5530",
                          *               "type": "aws_ec2_application_load_balancer",
@@ -6235,7 +6614,7 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "4f38b107-f7df-4760-930f-b2eb9ba3ebf4"
+                         *             "b365d45b-b827-44bf-be46-c88d9214012e"
                          *           ]
                          *         }
                          *       ]
@@ -6310,7 +6689,7 @@ export type paths = {
                          *       },
                          *       "added": [
                          *         {
-                         *           "id": "94334f87-d900-48d6-ac22-a87db7d9b527",
+                         *           "id": "0634bfcf-34c5-49bf-a983-9f650401e9ed",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
                          *           "native_id": "eipalloc-0fde771dfcc4ccbcb",
                          *           "type": "aws_vpc_eip",
@@ -6324,7 +6703,7 @@ export type paths = {
                          *       ],
                          *       "removed": [
                          *         {
-                         *           "id": "32913934-3726-42b2-beb4-46d924e7972f",
+                         *           "id": "1199fce7-0ff0-4c1b-bdaf-b89b31ae8e7a",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
                          *           "native_id": "vol-d15340a3c1ddd36dd",
                          *           "type": "aws_ebs_volume",
@@ -6338,7 +6717,7 @@ export type paths = {
                          *       ],
                          *       "changed": [
                          *         {
-                         *           "id": "25605983-a929-4312-83a3-756982b19d92",
+                         *           "id": "5784408d-a3b4-4175-af31-3d1e3513e5a5",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
                          *           "native_id": "i-900314533944af883",
                          *           "type": "aws_ec2_instance",
@@ -6362,7 +6741,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "0e7397fd-afa2-49e9-b5f0-dd74d373de25",
+                         *           "id": "9b39127e-4e7c-467e-a59e-528813f98244",
                          *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *           "native_id": "prod-payments-db",
                          *           "type": "aws_rds_db_instance",
@@ -6381,7 +6760,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "29e38099-c5f3-4f9e-90fa-ed153641714a",
+                         *           "id": "21bd972c-f760-4e54-98fc-edd10f3a3fc1",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
                          *           "native_id": "sg-01aafac10bbec2271",
                          *           "type": "aws_vpc_security_group",
@@ -6519,10 +6898,10 @@ export type paths = {
                         /**
                          * @example {
                          *       "status": "ready",
-                         *       "last_run_at": "2026-11-24T23:18:04.780Z",
+                         *       "last_run_at": "2026-11-25T00:01:42.673Z",
                          *       "scenarios": 39,
                          *       "findings": 5,
-                         *       "snapshot_id": "13715666-9829-41cc-87c8-045de7a4c394"
+                         *       "snapshot_id": "080d0f12-c7b4-4079-865d-8a5014262427"
                          *     }
                          */
                         "application/json": components["schemas"]["ResilienceStatus"];
@@ -6606,7 +6985,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "984dbf32-54fe-46f7-8b05-81c23831e37d",
+                         *               "id": "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *               "name": "prod-nat-1a",
                          *               "type": "aws_vpc_nat_gateway",
@@ -6617,12 +6996,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "5c422d31-02cc-440b-8f7c-d0344e72e152",
+                         *               "id": "71aff2a3-10d5-4339-9b9e-1cb94244bf6f",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-92b190b88348b9bb3",
                          *               "name": "prod-private",
                          *               "path": [
-                         *                 "984dbf32-54fe-46f7-8b05-81c23831e37d",
-                         *                 "5c422d31-02cc-440b-8f7c-d0344e72e152"
+                         *                 "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
+                         *                 "71aff2a3-10d5-4339-9b9e-1cb94244bf6f"
                          *               ],
                          *               "type": "aws_vpc_route_table",
                          *               "region": "us-east-1",
@@ -6630,13 +7009,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "f859973f-a243-4610-853b-7353af9806c6",
+                         *               "id": "395c0e7f-5daf-436d-982a-2beab9a30c47",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-361e68ad12e3df5fd",
                          *               "name": "prod-private-b",
                          *               "path": [
-                         *                 "984dbf32-54fe-46f7-8b05-81c23831e37d",
-                         *                 "5c422d31-02cc-440b-8f7c-d0344e72e152",
-                         *                 "f859973f-a243-4610-853b-7353af9806c6"
+                         *                 "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
+                         *                 "71aff2a3-10d5-4339-9b9e-1cb94244bf6f",
+                         *                 "395c0e7f-5daf-436d-982a-2beab9a30c47"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -6644,13 +7023,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "8a92708d-a7ff-4b7e-81b6-d03ffd2090ed",
+                         *               "id": "57f6d3d4-d6d4-4548-aabd-3d115cbd9e11",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-823a4ada0b92019be",
                          *               "name": "prod-private-a",
                          *               "path": [
-                         *                 "984dbf32-54fe-46f7-8b05-81c23831e37d",
-                         *                 "5c422d31-02cc-440b-8f7c-d0344e72e152",
-                         *                 "8a92708d-a7ff-4b7e-81b6-d03ffd2090ed"
+                         *                 "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
+                         *                 "71aff2a3-10d5-4339-9b9e-1cb94244bf6f",
+                         *                 "57f6d3d4-d6d4-4548-aabd-3d115cbd9e11"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -6673,11 +7052,11 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "f334572a-c421-4e1b-850b-24bae61ada53",
+                         *               "id": "d0b6615c-2fbc-4830-841b-1bf28e363a33",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:13aff391-3839-23cc-d3f7-ec3f6d42d7c4:autoScalingGroupName/checkout-asg",
                          *               "name": "checkout-asg",
                          *               "path": [
-                         *                 "f334572a-c421-4e1b-850b-24bae61ada53"
+                         *                 "d0b6615c-2fbc-4830-841b-1bf28e363a33"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6685,11 +7064,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "e4af4e3c-9bd3-48ba-904a-cc86f9dca7c8",
+                         *               "id": "19a3f810-ba21-4671-8723-74e914b1a786",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:419c3651-6638-0cbd-0693-b6b0469009fe:autoScalingGroupName/batch-asg",
                          *               "name": "batch-asg",
                          *               "path": [
-                         *                 "e4af4e3c-9bd3-48ba-904a-cc86f9dca7c8"
+                         *                 "19a3f810-ba21-4671-8723-74e914b1a786"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6697,11 +7076,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc",
+                         *               "id": "04aa4f3d-3354-4d00-86d4-3d44fa285158",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc"
+                         *                 "04aa4f3d-3354-4d00-86d4-3d44fa285158"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6721,7 +7100,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "8af5916a-0494-4aa2-adf7-cc7dfc9f2a87",
+                         *               "id": "7ea29dd7-c55d-4d41-8b55-aa3835ef74d9",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *               "name": "job-scheduler-1",
                          *               "type": "aws_ec2_instance",
@@ -6732,12 +7111,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc",
+                         *               "id": "04aa4f3d-3354-4d00-86d4-3d44fa285158",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "8af5916a-0494-4aa2-adf7-cc7dfc9f2a87",
-                         *                 "ae1e631c-ee1a-45b4-ab5b-ea77fcf5e5dc"
+                         *                 "7ea29dd7-c55d-4d41-8b55-aa3835ef74d9",
+                         *                 "04aa4f3d-3354-4d00-86d4-3d44fa285158"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -6830,6 +7209,46 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "incidents": [
+                         *         {
+                         *           "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "title": "Checkout latency above 2 s",
+                         *           "severity": "SEV2",
+                         *           "status": "open",
+                         *           "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
+                         *           "created_at": "2026-11-25T00:01:45.499Z",
+                         *           "updated_at": "2026-11-25T00:01:45.499Z",
+                         *           "resolved_at": null,
+                         *           "started_at": "2026-11-25T00:01:45.499Z",
+                         *           "source": "manual",
+                         *           "created_by": "user:acme-b1d858@example.com",
+                         *           "recurrence_of": null,
+                         *           "resources": [],
+                         *           "war_room": null,
+                         *           "alert_count": 0
+                         *         },
+                         *         {
+                         *           "id": "5339707c-cd55-4a29-833a-c807d942b06d",
+                         *           "title": "NATGatewayErrorPortAllocation",
+                         *           "severity": "SEV1",
+                         *           "status": "open",
+                         *           "description": "Opened by triage rule builtin:route-critical-high from a critical alert (cloudwatch, fingerprint 255adb3c7a27d04b).",
+                         *           "created_at": "2026-11-25T00:01:45.462Z",
+                         *           "updated_at": "2026-11-25T00:01:45.471Z",
+                         *           "resolved_at": null,
+                         *           "started_at": "2026-11-25T00:01:45.451Z",
+                         *           "source": "triage",
+                         *           "created_by": "triage",
+                         *           "recurrence_of": null,
+                         *           "resources": [],
+                         *           "war_room": null,
+                         *           "alert_count": 1
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["IncidentList"];
                     };
                 };
@@ -6873,6 +7292,13 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "title": "Checkout latency above 2 s",
+                     *       "severity": "SEV2",
+                     *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC."
+                     *     }
+                     */
                     "application/json": components["schemas"]["CreateIncidentBody"];
                 };
             };
@@ -6883,6 +7309,25 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "title": "Checkout latency above 2 s",
+                         *       "severity": "SEV2",
+                         *       "status": "open",
+                         *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
+                         *       "created_at": "2026-11-25T00:01:45.499Z",
+                         *       "updated_at": "2026-11-25T00:01:45.499Z",
+                         *       "resolved_at": null,
+                         *       "started_at": "2026-11-25T00:01:45.499Z",
+                         *       "source": "manual",
+                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "recurrence_of": null,
+                         *       "resources": [],
+                         *       "war_room": null,
+                         *       "alert_count": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["Incident"];
                     };
                 };
@@ -6964,6 +7409,25 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "title": "Checkout latency above 2 s",
+                         *       "severity": "SEV2",
+                         *       "status": "open",
+                         *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
+                         *       "created_at": "2026-11-25T00:01:45.499Z",
+                         *       "updated_at": "2026-11-25T00:01:45.499Z",
+                         *       "resolved_at": null,
+                         *       "started_at": "2026-11-25T00:01:45.499Z",
+                         *       "source": "manual",
+                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "recurrence_of": null,
+                         *       "resources": [],
+                         *       "war_room": null,
+                         *       "alert_count": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["Incident"];
                     };
                 };
@@ -7025,6 +7489,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "investigating"
+                     *     }
+                     */
                     "application/json": components["schemas"]["PatchIncidentBody"];
                 };
             };
@@ -7035,6 +7504,25 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "title": "Checkout latency above 2 s",
+                         *       "severity": "SEV2",
+                         *       "status": "investigating",
+                         *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
+                         *       "created_at": "2026-11-25T00:01:45.499Z",
+                         *       "updated_at": "2026-11-25T00:01:45.528Z",
+                         *       "resolved_at": null,
+                         *       "started_at": "2026-11-25T00:01:45.499Z",
+                         *       "source": "manual",
+                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "recurrence_of": null,
+                         *       "resources": [],
+                         *       "war_room": null,
+                         *       "alert_count": 0
+                         *     }
+                         */
                         "application/json": components["schemas"]["Incident"];
                     };
                 };
@@ -7127,6 +7615,46 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "events": [
+                         *         {
+                         *           "id": 3,
+                         *           "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "kind": "created",
+                         *           "body": "Incident opened: Checkout latency above 2 s (SEV2).",
+                         *           "actor": "user:acme-b1d858@example.com",
+                         *           "created_at": "2026-11-25T00:01:45.499Z",
+                         *           "data": {
+                         *             "source": "manual",
+                         *             "severity": "SEV2"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": 4,
+                         *           "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "kind": "status_changed",
+                         *           "body": "Status changed from open to investigating.",
+                         *           "actor": "user:acme-b1d858@example.com",
+                         *           "created_at": "2026-11-25T00:01:45.528Z",
+                         *           "data": {
+                         *             "to": "investigating",
+                         *             "from": "open"
+                         *           }
+                         *         },
+                         *         {
+                         *           "id": 5,
+                         *           "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "kind": "note",
+                         *           "body": "Rolled back the 09:05 deploy of checkout; watching p99.",
+                         *           "actor": "user:acme-b1d858@example.com",
+                         *           "created_at": "2026-11-25T00:01:45.536Z",
+                         *           "data": {}
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["Timeline"];
                     };
                 };
@@ -7181,6 +7709,11 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "body": "Rolled back the 09:05 deploy of checkout; watching p99."
+                     *     }
+                     */
                     "application/json": components["schemas"]["TimelineNoteBody"];
                 };
             };
@@ -7191,6 +7724,17 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": 5,
+                         *       "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "kind": "note",
+                         *       "body": "Rolled back the 09:05 deploy of checkout; watching p99.",
+                         *       "actor": "user:acme-b1d858@example.com",
+                         *       "created_at": "2026-11-25T00:01:45.536Z",
+                         *       "data": {}
+                         *     }
+                         */
                         "application/json": components["schemas"]["TimelineEvent"];
                     };
                 };
@@ -7286,6 +7830,31 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example id: 3
+                         *     event: created
+                         *     data: {"id":3,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"created","body":"Incident opened: Checkout latency above 2 s (SEV2).","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.499Z","data":{"source":"manual","severity":"SEV2"}}
+                         *
+                         *     id: 4
+                         *     event: status_changed
+                         *     data: {"id":4,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"status_changed","body":"Status changed from open to investigating.","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.528Z","data":{"to":"investigating","from":"open"}}
+                         *
+                         *     id: 5
+                         *     event: note
+                         *     data: {"id":5,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"note","body":"Rolled back the 09:05 deploy of checkout; watching p99.","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.536Z","data":{}}
+                         *
+                         *     id: 6
+                         *     event: war_room_opened
+                         *     data: {"id":6,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"war_room_opened","body":"War room opened by acme-b1d858; its agent session is e0946ef4-345f-4b2e-b359-a268adf22aac.","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.549Z","data":{"session_id":"e0946ef4-345f-4b2e-b359-a268adf22aac","war_room_id":"03f46eb7-c1c3-436b-b97b-3973ccadc6d3"}}
+                         *
+                         *     id: 7
+                         *     event: investigation_started
+                         *     data: {"id":7,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"investigation_started","body":"The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.","actor":"agent","created_at":"2026-11-25T00:01:45.572Z","data":{"run_id":"f66833e9-8a76-4d81-8f88-c897f6443a86","session_id":"25c80799-b1e1-4237-86e9-e0511f3ef15d"}}
+                         *
+                         *     id: 8
+                         *     event: investigation_completed
+                         *     data: {"id":8,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"investigation_completed","body":"Investigation of incident 813556cb-1ee3-4126-9e6e-cce0de9d348d: Checkout latency above 2 s (SEV2, investigating), started 2026-11-25 00:01 UTC.\n\nNo alert is attached to it.\n\nNo CloudTrail change touched these resources or their neighbours in the week before.\n\nNo hypothesis stands out: the data shows no change, finding or earlier incident linked to it.\n\nSummary: Checkout latency above 2 s — cause not established from the data Cited: incident 813556cb-1ee3-4126-9e6e-cce0de9d348d.\n\nThe data links these facts in time and by dependency; it records no root cause.","actor":"agent","created_at":"2026-11-25T00:01:45.696Z","data":{"cited":["813556cb-1ee3-4126-9e6e-cce0de9d348d"],"run_id":"f66833e9-8a76-4d81-8f88-c897f6443a86","session_id":"25c80799-b1e1-4237-86e9-e0511f3ef15d"}}
+                         */
                         "text/event-stream": string;
                     };
                 };
@@ -7365,6 +7934,14 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "job_id": "f66833e9-8a76-4d81-8f88-c897f6443a86",
+                         *       "status": "queued",
+                         *       "run_id": "f66833e9-8a76-4d81-8f88-c897f6443a86",
+                         *       "session_id": "25c80799-b1e1-4237-86e9-e0511f3ef15d"
+                         *     }
+                         */
                         "application/json": components["schemas"]["InvestigationStarted"];
                     };
                 };
@@ -7469,6 +8046,20 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "id": "03f46eb7-c1c3-436b-b97b-3973ccadc6d3",
+                         *       "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "session_id": "e0946ef4-345f-4b2e-b359-a268adf22aac",
+                         *       "created_at": "2026-11-25T00:01:45.549Z",
+                         *       "participants": [
+                         *         {
+                         *           "user_id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *           "name": "acme-b1d858"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["WarRoom"];
                     };
                 };
@@ -7548,6 +8139,20 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "pipeline": {
+                         *         "received": 1,
+                         *         "deduplicated": 0,
+                         *         "suppressed": 0,
+                         *         "correlated": 0,
+                         *         "incidents_opened": 1
+                         *       },
+                         *       "open_alerts": 1,
+                         *       "rules": 5,
+                         *       "last_event_at": "2026-11-25T00:01:45.462Z"
+                         *     }
+                         */
                         "application/json": components["schemas"]["TriageOverview"];
                     };
                 };
@@ -7604,6 +8209,27 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "events": [
+                         *         {
+                         *           "id": 1,
+                         *           "at": "2026-11-25T00:01:45.462Z",
+                         *           "source": "cloudwatch",
+                         *           "fingerprint": "255adb3c7a27d04b",
+                         *           "title": "NATGatewayErrorPortAllocation",
+                         *           "severity": "critical",
+                         *           "action": "incident_opened",
+                         *           "incident_id": "5339707c-cd55-4a29-833a-c807d942b06d",
+                         *           "count": 1,
+                         *           "first_at": "2026-11-25T00:01:45.451Z",
+                         *           "last_at": "2026-11-25T00:01:45.451Z",
+                         *           "status": "firing",
+                         *           "resource": null
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["TriageEventList"];
                     };
                 };
@@ -7667,6 +8293,53 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "rules": [
+                         *         {
+                         *           "id": "builtin:dedupe-fingerprint",
+                         *           "name": "Repeats of one alert (same fingerprint) within the window are one event with a count",
+                         *           "kind": "dedupe",
+                         *           "match": {
+                         *             "fingerprint": "*"
+                         *           },
+                         *           "action": {
+                         *             "window_minutes": 30
+                         *           },
+                         *           "enabled": true,
+                         *           "built_in": true
+                         *         },
+                         *         {
+                         *           "id": "builtin:suppress-info",
+                         *           "name": "Informational alerts are counted, never paged",
+                         *           "kind": "suppress",
+                         *           "match": {
+                         *             "severity": [
+                         *               "info"
+                         *             ]
+                         *           },
+                         *           "action": {
+                         *             "suppress": true
+                         *           },
+                         *           "enabled": true,
+                         *           "built_in": true
+                         *         },
+                         *         {
+                         *           "id": "builtin:suppress-resolved",
+                         *           "name": "A resolved notification for nothing that was firing is counted only",
+                         *           "kind": "suppress",
+                         *           "match": {
+                         *             "status": "resolved"
+                         *           },
+                         *           "action": {
+                         *             "suppress": true
+                         *           },
+                         *           "enabled": true,
+                         *           "built_in": true
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["TriageRuleList"];
                     };
                 };
@@ -7720,6 +8393,17 @@ export type paths = {
             };
             requestBody: {
                 content: {
+                    /**
+                     * @example {
+                     *       "title": "NATGatewayErrorPortAllocation",
+                     *       "severity": "critical",
+                     *       "source": "cloudwatch",
+                     *       "resource": "nat-gateway",
+                     *       "labels": {
+                     *         "team": "platform"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["TriageAlertsBody"];
                 };
             };
@@ -7730,6 +8414,20 @@ export type paths = {
                         [name: string]: unknown;
                     };
                     content: {
+                        /**
+                         * @example {
+                         *       "accepted": 1,
+                         *       "batch_id": "4b0a876c-c4dd-4910-86e7-36165c174b33",
+                         *       "pending": false,
+                         *       "events": [
+                         *         {
+                         *           "id": 1,
+                         *           "action": "incident_opened",
+                         *           "incident_id": "5339707c-cd55-4a29-833a-c807d942b06d"
+                         *         }
+                         *       ]
+                         *     }
+                         */
                         "application/json": components["schemas"]["TriageAlertsAccepted"];
                     };
                 };
@@ -7819,8 +8517,8 @@ export type paths = {
                 content: {
                     /**
                      * @example {
-                     *       "email": "acme-dab8ab@example.com",
-                     *       "password": "pw-d1e791e776ec"
+                     *       "email": "acme-b1d858@example.com",
+                     *       "password": "pw-b59e8fdc2c41"
                      *     }
                      */
                     "application/json": {
@@ -7845,13 +8543,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
-                         *         "email": "acme-dab8ab@example.com",
-                         *         "name": "acme-dab8ab",
+                         *         "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *         "email": "acme-b1d858@example.com",
+                         *         "name": "acme-b1d858",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "932fb02f-ac84-40b0-ac68-0a3f8733efe7",
+                         *         "id": "82e2bbb7-43ea-4460-af1a-a8d714cc3246",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -7939,13 +8637,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "bef2e531-ce36-42f6-be01-bd72e2972eb3",
-                         *         "email": "acme-dab8ab@example.com",
-                         *         "name": "acme-dab8ab",
+                         *         "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *         "email": "acme-b1d858@example.com",
+                         *         "name": "acme-b1d858",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "932fb02f-ac84-40b0-ac68-0a3f8733efe7",
+                         *         "id": "82e2bbb7-43ea-4460-af1a-a8d714cc3246",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
