@@ -12,6 +12,7 @@ export default tseslint.config(
       'coverage/**',
       '**/dist/**',
       'docs/openapi.json',
+      'packages/sdk/src/openapi.gen.ts',
     ],
   },
   js.configs.recommended,

@@ -226,3 +226,4 @@ export async function startTestWorker(
 export function script(steps: unknown[]): string {
   return `script:${JSON.stringify(steps)}`;
 }
+export * from './cli';

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ErrorBody, TierRestrictedBody } from '@opsi/contracts';
 import type { RouteSpec } from './http/route';
+import { loadExamples, type ExampleSet } from './openapi-examples';
 
 const STATUS_TEXT: Record<number, string> = {
   200: 'OK',
@@ -67,7 +68,7 @@ const SECURITY: Record<string, Array<Record<string, string[]>>> = {
 };
 
 /** The OpenAPI 3.1 document, built from the same route declarations that serve requests. */
-export function buildOpenApi(routes: RouteSpec[], revision: string) {
+export function buildOpenApi(routes: RouteSpec[], revision: string, examples: ExampleSet = loadExamples()) {
   const paths: Record<string, Record<string, unknown>> = {};
   const schemas: Record<string, Json> = {};
   const jsonSchema = schemaConverter(schemas);
@@ -89,15 +90,28 @@ export function buildOpenApi(routes: RouteSpec[], revision: string) {
     addParams(route.params, 'path');
     addParams(route.query, 'query');
     const responses: Record<string, unknown> = {};
+    const example = examples[`${route.method} ${route.path}`];
+    const exampleFor = (status: string, value: unknown) =>
+      example && String(example.status) === status && value !== undefined ? { example: value } : {};
     for (const [status, schema] of Object.entries(route.responses ?? { 200: null })) {
       const description = STATUS_TEXT[Number(status)] ?? 'Response';
       if (schema && 'safeParse' in schema) {
         responses[status] = {
           description,
-          content: { 'application/json': { schema: jsonSchema(schema as z.ZodType, 'output') } },
+          content: {
+            'application/json': {
+              schema: jsonSchema(schema as z.ZodType, 'output'),
+              ...exampleFor(status, example?.response),
+            },
+          },
         };
       } else if (schema && 'sse' in schema) {
-        responses[status] = { description, content: { 'text/event-stream': { schema: { type: 'string' } } } };
+        responses[status] = {
+          description,
+          content: {
+            'text/event-stream': { schema: { type: 'string' }, ...exampleFor(status, example?.stream) },
+          },
+        };
       } else {
         responses[status] = { description };
       }
@@ -128,7 +142,10 @@ export function buildOpenApi(routes: RouteSpec[], revision: string) {
         content: Object.fromEntries(
           types.map((t) => [
             t === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
-            { schema },
+            {
+              schema,
+              ...(t === 'json' && example?.request !== undefined ? { example: example.request } : {}),
+            },
           ]),
         ),
       };
@@ -141,7 +158,7 @@ export function buildOpenApi(routes: RouteSpec[], revision: string) {
       title: 'Operations Intelligence Service API',
       version: 'v1',
       description:
-        'Every error body is {detail} (402: {error, message, upgrade_required}). Every response carries x-request-id. See docs/api.md for the decisions behind each shape.',
+        'Every error body is {detail} (402: {error, message, upgrade_required}). Every response carries x-request-id. See docs/api.md for the decisions behind each shape. Examples are real requests and answers of the service on its demo environment, recorded by npm run openapi:examples (lists cut to 3 items, secrets replaced).',
       'x-revision': revision,
     },
     servers: [{ url: '/' }],

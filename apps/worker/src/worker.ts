@@ -1,15 +1,22 @@
 import { createServer, type Server } from 'node:http';
-import { createEngine } from '@opsi/agent';
+import { createEngine, createPlanDrafter } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
   attemptDelivery,
   cancelChannel,
+  abandonFinalize,
+  executeFinalizePlan,
+  executeGeneratePlan,
   executeReinvestigation,
   executeRun,
+  executeVerifyStep,
+  type PlanDrafter,
   notifyCriticalFindings,
+  processAlertBatch,
   requestScan,
   runMorningReportJob,
   runResilience,
+  triageInventoryAlerts,
   runScan,
   ScanBusy,
   secretBoxFor,
@@ -22,6 +29,7 @@ import {
   DelayedError,
   JobProducer,
   RunEventLog,
+  TimelineLog,
   type JobContext,
   type QueueHandlers,
   type QueueName,
@@ -53,6 +61,7 @@ const CONCURRENCY: Record<QueueName, keyof Config> = {
   pulse: 'WORKER_CONCURRENCY_PULSE',
   plans: 'WORKER_CONCURRENCY_PLANS',
   reports: 'WORKER_CONCURRENCY_REPORTS',
+  triage: 'WORKER_CONCURRENCY_TRIAGE',
 };
 
 /** Another scan of the tenant is running: come back later rather than fail or run alongside. */
@@ -70,6 +79,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const command = createRedis(deps.redisUrl, 'command');
   const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
   const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
+  const timeline = new TimelineLog(command, prefix);
+  const triageDeps = {
+    db: deps.db,
+    timeline,
+    dedupeWindowMinutes: config.TRIAGE_DEDUPE_WINDOW_MINUTES,
+    correlationWindowMinutes: config.TRIAGE_CORRELATION_WINDOW_MINUTES,
+  };
   const engine = createEngine({
     engine: config.AGENT_ENGINE,
     model: config.AGENT_MODEL,
@@ -79,13 +95,21 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     maxRetries: config.AGENT_MAX_RETRIES,
   });
 
+  // A hosted AGENT_ENGINE also drafts plan steps; its drafts are validated like the built-in ones.
+  const drafter = createPlanDrafter({
+    engine: config.AGENT_ENGINE,
+    model: config.AGENT_MODEL,
+    baseUrl: config.AGENT_BASE_URL,
+    apiKey: config.AGENT_API_KEY,
+    maxRetries: config.AGENT_MAX_RETRIES,
+  }) as PlanDrafter | undefined;
+
   const delivery = {
     attempts: config.NOTIFY_ATTEMPTS,
     backoffMs: config.NOTIFY_BACKOFF_MS,
     timeoutMs: config.NOTIFY_TIMEOUT_MS,
   };
-  // Handlers per queue. Queues whose jobs arrive with later work (plans) have none yet, and a pool
-  // configured for them refuses to start rather than take jobs it cannot do.
+  // Handlers per queue: every declared queue has them.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
     pulse: {
       scan: async (payload, ctx) => {
@@ -110,6 +134,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         );
         if (scan.status === 'completed')
           await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
+        // The alert events the scan brought in go through triage (the job id makes a retry harmless).
+        if (scan.status === 'completed')
+          await producer.enqueue(
+            'triage',
+            'scan',
+            { tenant_id: payload.tenant_id, scan_id: scan.id },
+            { jobId: `scan-${scan.id}` },
+          );
         return { scan_id: scan.id, status: scan.status };
       },
       resilience: async (payload) => {
@@ -121,6 +153,36 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           return await executeReinvestigation(deps.db, payload.tenant_id, payload.finding_id);
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
+        }
+      },
+    },
+    plans: {
+      generate: (payload) =>
+        executeGeneratePlan(
+          { db: deps.db, drafter, generationTimeoutMs: config.PLAN_GENERATION_TIMEOUT_MS },
+          payload.tenant_id,
+          payload.plan_id,
+        ),
+      verify: async (payload, ctx) => {
+        const tries = payload.tries ?? 0;
+        const result = await executeVerifyStep({ db: deps.db }, payload, {
+          tries,
+          retries: config.PLAN_VERIFY_RETRIES,
+        });
+        if (result.outcome !== 'retry') return result;
+        // Not reflected by the cloud yet: check again shortly; the step stays `verifying`.
+        await ctx.job.updateData({ ...payload, tries: tries + 1 });
+        await ctx.job.moveToDelayed(Date.now() + config.PLAN_VERIFY_RETRY_DELAY_MS, ctx.token);
+        throw new DelayedError();
+      },
+      finalize: async (payload, ctx) => {
+        try {
+          return await executeFinalizePlan({ db: deps.db }, payload);
+        } catch (e) {
+          // The last attempt gives the plan back (ready, with the reason): finalize can be asked again.
+          if (ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1))
+            await abandonFinalize(deps.db, payload.tenant_id, payload.plan_id, (e as Error).message);
+          throw e;
         }
       },
     },
@@ -151,6 +213,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           publicUrl: config.publicUrl,
         }),
     },
+    triage: {
+      alerts: (payload) => processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id),
+      scan: (payload) => triageInventoryAlerts(triageDeps, payload.tenant_id),
+    },
     agent: {
       turn: (payload, ctx) =>
         executeRun(
@@ -161,6 +227,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             engine,
             redisPrefix: prefix,
             turnTimeoutMs: config.AGENT_TURN_TIMEOUT_MS,
+            timeline,
           },
           payload.run_id,
           { attempt: ctx.job.attemptsStarted, signal: ctx.signal, log: ctx.log },
@@ -208,7 +275,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // A run younger than a lock period may legitimately have no job state yet.
     const olderThanMs = Math.max(config.WORKER_LOCK_DURATION_MS * 2, 10_000);
     sweeping = setInterval(() => {
-      sweepRuns({ db: deps.db, log }, jobOf, { olderThanMs })
+      sweepRuns({ db: deps.db, log, timeline }, jobOf, { olderThanMs })
         .then((r) => r.closed && logger.warn(r, 'sweeper closed lost runs'))
         .catch((err) => logger.error({ err }, 'sweep failed'));
     }, config.RUN_SWEEP_INTERVAL_MS);

@@ -60,3 +60,4 @@ export function createEngine(config: EngineName | EngineConfig): AgentEngine {
   });
   return createModelEngine(provider(c.model), { ...options, name: `anthropic:${c.model}` });
 }
+export * from './plan-drafter';

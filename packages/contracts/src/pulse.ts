@@ -204,6 +204,11 @@ export const PulseOverview = z
       estimated: z.number(),
       resources: z.number().int(),
     }),
+    realized_savings: z.object({
+      this_month: z.number(),
+      total: z.number(),
+      resolved_plans: z.number().int(),
+    }),
     coverage: z.object({
       resources: z.number().int(),
       types: z.number().int(),

@@ -14,3 +14,4 @@ export const DETECTORS: Detector[] = [...FINOPS_DETECTORS, ...SECURITY_DETECTORS
 export function detectorById(id: string): Detector | undefined {
   return DETECTORS.find((d) => d.id === id);
 }
+export * from './remediation/index';

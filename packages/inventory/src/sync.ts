@@ -467,3 +467,135 @@ export async function syncInventory(
     };
   });
 }
+
+/**
+ * Re-syncs a few resources (a plan's final check): what the connector describes now replaces their
+ * rows, with history, in one transaction and a snapshot of their own; those it no longer finds are
+ * marked deleted. Edges, metrics and cost lines are left to the next full scan.
+ */
+export async function refreshResources(
+  db: Db,
+  target: SyncTarget,
+  observedAt: Date,
+  described: Map<string, InventoryResource | null>,
+  book: PriceBook,
+): Promise<{ snapshotId: string; updated: number; deleted: number; unchanged: number }> {
+  const { tenantId } = target;
+  return db.transaction().execute(async (tx) => {
+    await sql`select 1 from cloud_connections where id = ${target.connectionId} and tenant_id = ${tenantId} for update`.execute(
+      tx,
+    );
+    const found = [...described.values()].filter((r): r is InventoryResource => r !== null);
+    const snapshot = await tx
+      .insertInto('inventory_snapshots')
+      .values({
+        tenant_id: tenantId,
+        connection_id: target.connectionId,
+        scan_id: target.scanId,
+        observed_at: observedAt,
+        resource_count: found.length,
+        edge_count: 0,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const arns = [...described.keys()];
+    const rows = arns.length
+      ? await tx
+          .selectFrom('resources')
+          .select([
+            'arn',
+            'type',
+            'native_id',
+            'account_id',
+            'region',
+            'availability_zone',
+            'name',
+            'tags',
+            'attributes',
+            'size_value',
+            'size_unit',
+            'content_hash',
+            'deleted_at',
+          ])
+          .where('tenant_id', '=', tenantId)
+          .where('arn', 'in', arns)
+          .execute()
+      : [];
+    const existing = new Map(rows.map((r) => [r.arn, r]));
+    let updated = 0;
+    let deleted = 0;
+    let unchanged = 0;
+    for (const [arn, r] of described) {
+      const before = existing.get(arn);
+      const {
+        content_hash: hash,
+        deleted_at: deletedAt,
+        arn: _arn,
+        ...previous
+      } = before ?? {
+        content_hash: null,
+        deleted_at: null,
+        arn,
+      };
+      if (!r) {
+        if (!before || deletedAt) continue;
+        await tx
+          .updateTable('resources')
+          .set({ deleted_at: observedAt, snapshot_id: snapshot.id })
+          .where('tenant_id', '=', tenantId)
+          .where('arn', '=', arn)
+          .execute();
+        await tx
+          .insertInto('resource_history')
+          .values({
+            tenant_id: tenantId,
+            arn,
+            type: before.type,
+            snapshot_id: snapshot.id,
+            observed_at: observedAt,
+            change: 'deleted',
+            changed_fields: [],
+            before: JSON.stringify(previous),
+            after: null,
+          })
+          .execute();
+        deleted++;
+        continue;
+      }
+      const content = historyContent(r);
+      const next = contentHash(content);
+      if (before && !deletedAt && hash === next) {
+        unchanged++;
+        continue;
+      }
+      await sql`insert into resources (tenant_id, connection_id, arn, type, native_id, account_id, region, availability_zone, name,
+          tags, attributes, size_value, size_unit, monthly_cost, console_url, content_hash, first_seen, last_seen, snapshot_id, deleted_at)
+        values (${tenantId}, ${target.connectionId}, ${arn}, ${r.type}, ${r.nativeId}, ${r.accountId}, ${r.region}, ${r.availabilityZone},
+          ${r.name}, ${JSON.stringify(r.tags)}::jsonb, ${JSON.stringify(r.attributes)}::jsonb, ${r.sizeValue}, ${r.sizeUnit},
+          ${monthlyCost(r, book)}, ${consoleUrl(r)}, ${next}, ${observedAt}, ${observedAt}, ${snapshot.id}, null)
+        on conflict (tenant_id, arn) do update set type = excluded.type, native_id = excluded.native_id,
+          account_id = excluded.account_id, region = excluded.region, availability_zone = excluded.availability_zone,
+          name = excluded.name, tags = excluded.tags, attributes = excluded.attributes, size_value = excluded.size_value,
+          size_unit = excluded.size_unit, monthly_cost = excluded.monthly_cost, console_url = excluded.console_url,
+          content_hash = excluded.content_hash, last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id,
+          deleted_at = null`.execute(tx);
+      const was = before && !deletedAt ? (previous as Record<string, unknown>) : null;
+      await tx
+        .insertInto('resource_history')
+        .values({
+          tenant_id: tenantId,
+          arn,
+          type: r.type,
+          snapshot_id: snapshot.id,
+          observed_at: observedAt,
+          change: was ? 'updated' : 'created',
+          changed_fields: was ? changedFields(was, content) : [],
+          before: was ? JSON.stringify(was) : null,
+          after: JSON.stringify(content),
+        })
+        .execute();
+      updated++;
+    }
+    return { snapshotId: snapshot.id, updated, deleted, unchanged };
+  });
+}

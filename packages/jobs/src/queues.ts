@@ -50,14 +50,37 @@ export const QUEUES = {
   },
   plans: {
     jobs: {
+      // Generation failures do not throw: the plan shows `failed` with the reason (retryable by the user).
       generate: job(z.object({ tenant_id: TenantId, plan_id: z.string().min(1) }), { attempts: 2 }),
+      // `tries` counts re-checks of a change the cloud has not reflected yet; `user_id` is who asked.
       verify: job(
-        z.object({ tenant_id: TenantId, plan_id: z.string().min(1), seq: z.number().int().min(1) }),
-        {
-          attempts: 1,
-        },
+        z.object({
+          tenant_id: TenantId,
+          plan_id: z.string().min(1),
+          seq: z.number().int().min(1),
+          user_id: z.uuid().optional(),
+          tries: z.number().int().min(0).optional(),
+        }),
+        { attempts: 1 },
       ),
-      finalize: job(z.object({ tenant_id: TenantId, plan_id: z.string().min(1) }), { attempts: 2 }),
+      finalize: job(
+        z.object({ tenant_id: TenantId, plan_id: z.string().min(1), user_id: z.uuid().optional() }),
+        { attempts: 2, backoff: { type: 'exponential', delay: 5_000 } },
+      ),
+    },
+  },
+  triage: {
+    jobs: {
+      // A batch of alerts posted to /api/v1/triage/alerts, waiting in triage_inbox; each is decided once.
+      alerts: job(z.object({ tenant_id: TenantId, batch_id: z.uuid() }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 500 },
+      }),
+      // The alert events a scan brought into the inventory that were not triaged yet.
+      scan: job(z.object({ tenant_id: TenantId, scan_id: z.uuid().optional() }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5_000 },
+      }),
     },
   },
   reports: {

@@ -41,6 +41,9 @@ code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 1
 .login { max-width: 380px; margin: 72px auto; }
 .login form { display: flex; flex-direction: column; gap: 14px; }
 .login input { width: 100%; }
+.cli-login { max-width: 520px; }
+.cli-login .row { display: flex; gap: 12px; }
+.cli-login .scope, .cli-login .note { margin: 0; color: var(--muted); font-size: 14px; }
 [hidden] { display: none !important; }
 `;
 
@@ -59,6 +62,35 @@ export const PAGES_JS = `
   if (logout) logout.addEventListener('click', function () {
     post('/auth/logout').then(function () { location.href = '/login'; });
   });
+
+  // /cli/login: approve mints the token and sends the browser to the CLI's loopback listener; cancel
+  // tells the listener no, so the command stops waiting.
+  var cli = document.getElementById('cli-approve');
+  if (cli) {
+    var port = cli.getAttribute('data-port');
+    var state = cli.getAttribute('data-state');
+    var cliError = document.getElementById('cli-error');
+    var deny = document.getElementById('deny');
+    if (deny) deny.addEventListener('click', function () {
+      location.href = 'http://127.0.0.1:' + port + '/callback?error=access_denied&state=' + encodeURIComponent(state);
+    });
+    cli.addEventListener('submit', function (e) {
+      e.preventDefault();
+      cliError.textContent = '';
+      var body = { port: Number(port), state: state, name: cli.elements.name.value };
+      var days = cli.elements.expires_in_days.value;
+      body.expires_in_days = days ? Number(days) : null;
+      var approve = document.getElementById('approve');
+      approve.disabled = true;
+      post('/cli/login', body).then(function (r) {
+        return r.json().then(function (b) { return { ok: r.ok, body: b }; });
+      }).then(function (res) {
+        if (!res.ok) { approve.disabled = false; cliError.textContent = res.body.detail || 'Could not create the token.'; return; }
+        location.href = res.body.redirect;
+      }).catch(function () { approve.disabled = false; cliError.textContent = 'Network error; try again.'; });
+    });
+    return;
+  }
 
   var form = document.getElementById('mint');
   if (!form) return;

@@ -88,7 +88,7 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
   });
 }
 
-async function demoSpec(db: Db, tenantId: string, forUpdate = false): Promise<DemoSpec> {
+export async function demoSpec(db: Db, tenantId: string, forUpdate = false): Promise<DemoSpec> {
   let q = db
     .selectFrom('demo_environments')
     .select(['seed', 'size', 'epoch', 'day', 'commands'])

@@ -1,6 +1,7 @@
 import { sql, type Db, type FindingStatus } from '@opsi/db';
 import { DEFAULT_LIMITS, hashRows, runSandboxed, savingsTotal, DETECTORS } from '@opsi/detectors';
 import { appendAudit } from '../audit/audit-log';
+import { realizedSavings } from '../plans/plans';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
 
@@ -346,6 +347,7 @@ export async function pulseOverview(db: Db, tenantId: string) {
     by_domain: byDomain,
     by_severity: bySeverity,
     estimated_savings: await savingsTotal(db, tenantId),
+    realized_savings: await realizedSavings(db, tenantId),
     coverage: { ...coverage.rows[0]!, detectors: DETECTORS.length, last_scan: lastScan ?? null },
   };
 }

@@ -1,4 +1,4 @@
-import type { CollectedInventory, Connector } from '../model';
+import type { CollectedInventory, Connector, InventoryResource } from '../model';
 import type { PriceBook } from '../pricing';
 import { applyCommand, type AppliedCommand } from './commands';
 import { buildFiller } from './filler';
@@ -60,6 +60,64 @@ export function collectWorld(spec: DemoSpec, book: PriceBook): CollectedInventor
 export function tryCommand(spec: DemoSpec, command: string): AppliedCommand {
   const { world } = buildWorld(spec);
   return applyCommand(world, command, spec.commands.filter((c) => c.day <= spec.day).length);
+}
+
+/**
+ * Worlds built for describe calls, by caller key (a tenant), newest last. Building the `large` world
+ * takes about 2 s, so a verify or a final check reuses the last one: the same spec, or the same spec
+ * with more commands run since (they are applied to the kept world, as buildWorld would). At most two
+ * are kept; a large world holds a few hundred MB.
+ */
+const worlds = new Map<string, { base: string; commands: string[]; world: WorldBuilder }>();
+const KEPT_WORLDS = 2;
+
+function worldNow(spec: DemoSpec, cacheKey: string | undefined): WorldBuilder {
+  const base = `${spec.seed}|${spec.size}|${spec.epoch}|${spec.day}`;
+  const commands = spec.commands.filter((c) => c.day <= spec.day).map((c) => c.command);
+  const kept = cacheKey ? worlds.get(cacheKey) : undefined;
+  if (
+    kept &&
+    kept.base === base &&
+    kept.commands.length <= commands.length &&
+    kept.commands.every((c, i) => c === commands[i])
+  ) {
+    for (let i = kept.commands.length; i < commands.length; i++) {
+      try {
+        applyCommand(kept.world, commands[i]!, i);
+      } catch {
+        // As in buildWorld: a command whose target has gone changes nothing.
+      }
+    }
+    kept.commands = commands;
+    worlds.delete(cacheKey!);
+    worlds.set(cacheKey!, kept);
+    return kept.world;
+  }
+  const { world } = buildWorld(spec);
+  if (cacheKey) {
+    worlds.delete(cacheKey);
+    worlds.set(cacheKey, { base, commands, world });
+    while (worlds.size > KEPT_WORLDS) worlds.delete(worlds.keys().next().value!);
+  }
+  return world;
+}
+
+/**
+ * What the demo environment answers to describe calls now, per ARN: the resource as AWS would describe
+ * it, or null when it does not exist (the NotFound answer). Read-only: the world is not changed.
+ */
+export function describeDemo(
+  spec: DemoSpec,
+  arns: string[],
+  cacheKey?: string,
+): { observedAt: Date; resources: Map<string, InventoryResource | null> } {
+  const world = worldNow(spec, cacheKey);
+  const out = new Map<string, InventoryResource | null>();
+  for (const arn of arns) {
+    const r = world.resources.get(arn);
+    out.set(arn, r ? (structuredClone(r) as InventoryResource) : null);
+  }
+  return { observedAt: world.observedAt, resources: out };
 }
 
 export interface DemoConnector extends Connector {

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunningApi } from './server';
+import {
+  addUser,
+  call,
+  createTenantWithUser,
+  createTestContext,
+  loginOverHttp,
+  mintTestToken,
+  startTestApi,
+  type BrowserLogin,
+  type TestContext,
+  type TestMember,
+} from '@opsi/test-support';
+
+// The browser half of `opsi login` (/cli/login) and the API reference page (/docs), over HTTP against
+// the real API, a cloned database and real Redis.
+
+let t: TestContext;
+let api: RunningApi;
+let url: string;
+let owner: TestMember;
+let viewer: TestMember;
+let login: BrowserLogin;
+let viewerLogin: BrowserLogin;
+
+const state = () => randomBytes(24).toString('base64url');
+const session = (l: BrowserLogin, withCsrf = true) => ({
+  cookie: l.cookie,
+  ...(withCsrf ? { 'x-csrf-token': l.csrf } : {}),
+});
+
+beforeAll(async () => {
+  t = await createTestContext();
+  api = await startTestApi(t);
+  url = api.url;
+  owner = await createTenantWithUser(t);
+  viewer = await addUser(t, owner, 'viewer');
+  login = await loginOverHttp(url, owner.user.email, owner.password);
+  viewerLogin = await loginOverHttp(url, viewer.user.email, viewer.password);
+});
+afterAll(async () => {
+  await api?.close();
+  await t?.close();
+});
+
+describe('GET /cli/login', () => {
+  it('sends a browser without a session to sign in, and back here after', async () => {
+    const s = state();
+    const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=laptop`);
+    expect(res.status).toBe(302);
+    const location = res.headers.get('location')!;
+    expect(location.startsWith('/login?next=')).toBe(true);
+    expect(decodeURIComponent(location.slice('/login?next='.length))).toBe(
+      `/cli/login?port=4567&state=${s}&name=laptop`,
+    );
+  });
+
+  it('asks the signed-in user to approve the token name and scope, naming the loopback address', async () => {
+    const s = state();
+    const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=my%20laptop`, {
+      headers: session(login, false),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self'");
+    expect(res.text).toContain('value="my laptop"');
+    expect(res.text).toContain('read_write');
+    expect(res.text).toContain('http://127.0.0.1:4567/callback');
+    expect(res.text).toContain(`data-state="${s}"`);
+    expect(res.text).toContain('id="approve"');
+  });
+
+  it('refuses a port outside 1024..65535 or a malformed state with 400', async () => {
+    for (const q of [
+      `port=80&state=${state()}`,
+      `port=70000&state=${state()}`,
+      'port=4567&state=short',
+      'state=' + state(),
+    ]) {
+      const res = await call(url, 'GET', `/cli/login?${q}`, { headers: session(login, false) });
+      expect(res.status, q).toBe(400);
+      expect(typeof res.body.detail).toBe('string');
+    }
+  });
+
+  it('shows a viewer that the CLI needs another role, with no approve button', async () => {
+    const res = await call(url, 'GET', `/cli/login?port=4567&state=${state()}`, {
+      headers: session(viewerLogin, false),
+    });
+    expect(res.status).toBe(200);
+    expect(res.text).toContain('A viewer can mint read tokens only');
+    expect(res.text).not.toContain('id="approve"');
+  });
+});
+
+describe('POST /cli/login', () => {
+  it('mints a read_write token once per state and answers the loopback redirect', async () => {
+    const s = state();
+    const res = await call(url, 'POST', '/cli/login', {
+      headers: session(login),
+      body: { port: 4567, state: s, name: 'cli on laptop', expires_in_days: 30 },
+    });
+    expect(res.status, res.text).toBe(201);
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    const redirect = new URL(res.body.redirect);
+    expect(redirect.origin).toBe('http://127.0.0.1:4567');
+    expect(redirect.pathname).toBe('/callback');
+    expect(redirect.searchParams.get('state')).toBe(s);
+    const token = redirect.searchParams.get('token')!;
+    expect(token).toMatch(/^opsi_[A-Za-z0-9_-]{43}$/);
+
+    const me = await call(url, 'GET', '/api/v1/me', { token });
+    expect(me.status).toBe(200);
+    expect(me.body.token).toMatchObject({ id: res.body.token_id, scope: 'read_write' });
+    expect(me.body.user.id).toBe(owner.user.id);
+    const listed = await call(url, 'GET', '/api/v1/tokens', { token });
+    expect(listed.body.tokens.find((x: { id: string }) => x.id === res.body.token_id)).toMatchObject({
+      name: 'cli on laptop',
+      scope: 'read_write',
+      expires_at: expect.any(String),
+    });
+
+    // The same state again (a reload, a replayed request): refused, and no second token.
+    const again = await call(url, 'POST', '/cli/login', {
+      headers: session(login),
+      body: { port: 4567, state: s, name: 'cli on laptop' },
+    });
+    expect(again.status).toBe(409);
+    expect(again.body.detail).toContain('already used');
+    const after = await call(url, 'GET', '/api/v1/tokens', { token });
+    expect(after.body.tokens.filter((x: { name: string }) => x.name === 'cli on laptop')).toHaveLength(1);
+  });
+
+  it('needs the session and its CSRF header; a bearer token cannot mint', async () => {
+    const body = { port: 4567, state: state(), name: 'x' };
+    expect((await call(url, 'POST', '/cli/login', { body })).status).toBe(401);
+    expect((await call(url, 'POST', '/cli/login', { body, headers: session(login, false) })).status).toBe(
+      403,
+    );
+    const { token } = await mintTestToken(t, owner, 'read_write');
+    expect((await call(url, 'POST', '/cli/login', { body, token })).status).toBe(403);
+  });
+
+  it('refuses bad input with 400 and mints nothing', async () => {
+    const { token } = await mintTestToken(t, owner, 'read');
+    const before = (await call(url, 'GET', '/api/v1/tokens', { token })).body.tokens.length;
+    for (const body of [
+      { port: 22, state: state(), name: 'x' },
+      { port: 4567, state: 'short', name: 'x' },
+      { port: 4567, state: state(), name: '' },
+      { port: 4567, state: state(), name: 'x', expires_in_days: 0 },
+      { port: 4567, state: state(), name: 'x', expires_in_days: '30' },
+    ]) {
+      const res = await call(url, 'POST', '/cli/login', { body, headers: session(login) });
+      expect(res.status, JSON.stringify(body)).toBe(400);
+    }
+    expect((await call(url, 'GET', '/api/v1/tokens', { token })).body.tokens.length).toBe(before);
+  });
+
+  it('refuses a viewer with 403', async () => {
+    const res = await call(url, 'POST', '/cli/login', {
+      headers: session(viewerLogin),
+      body: { port: 4567, state: state(), name: 'x' },
+    });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('GET /docs', () => {
+  it('serves the reference page and the viewer from our own assets, under the pages policy', async () => {
+    const res = await call(url, 'GET', '/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('text/html');
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'self'");
+    expect(csp).toContain("script-src 'self'");
+    const sources = [...res.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    const assets = sources.filter((s) => s.startsWith('/docs/assets/'));
+    expect(assets.sort()).toEqual([
+      '/docs/assets/docs.css',
+      '/docs/assets/docs.js',
+      '/docs/assets/swagger-ui-bundle.js',
+      '/docs/assets/swagger-ui.css',
+    ]);
+    expect(sources.filter((s) => /^https?:/.test(s))).toEqual([]);
+    for (const asset of assets) {
+      const a = await fetch(`${url}${asset}`);
+      expect(a.status, asset).toBe(200);
+      expect(a.headers.get('content-type')).toMatch(asset.endsWith('.js') ? /javascript/ : /text\/css/);
+      expect((await a.text()).length).toBeGreaterThan(100);
+    }
+  });
+});

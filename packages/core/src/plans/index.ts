@@ -1,0 +1,4 @@
+export * from './plans';
+export * from './execute';
+export * from './runbooks';
+export * from './validate';

@@ -1,0 +1,476 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { sql, type Db, type PlanStepStatus } from '@opsi/db';
+import type { JobProducer } from '@opsi/jobs';
+import { appendSteps, type AuditStep } from '@opsi/detectors';
+import { appendAudit } from '../audit/audit-log';
+import type { Auth } from '../context';
+import { BadRequest, Conflict, NotFound } from '../errors';
+
+/** Plan statuses that are still being worked on (stale can only be flagged on these). */
+const OPEN_PLAN = ['generating', 'ready', 'failed', 'finalizing'] as const;
+const DONE_STEP: PlanStepStatus[] = ['verified', 'confirmed', 'skipped'];
+const ACTIVE_FINDING = ['open', 'acknowledged', 'in_progress', 'confirmed'];
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface PlanSettings {
+  generationTimeoutMs: number;
+}
+
+const actorOf = (auth: Auth) => ({
+  type: 'user' as const,
+  id: auth.user.id,
+  email: auth.user.email,
+  token_id: auth.kind === 'token' ? auth.token.id : null,
+});
+
+/**
+ * What a plan rests on: the current content of every resource of its cluster and the distinct
+ * narratives of the cluster's findings (a re-scan rewrites a sighting's narrative when ages, counts or
+ * settings in the evidence change). A plan is stale when this differs from what it was generated from.
+ */
+export async function evidenceFingerprint(db: Db, tenantId: string, groupId: string): Promise<string> {
+  const rows = await sql<{ k: string }>`
+    select coalesce(string_agg(k, '|' order by k), '') as k from (
+      select 'r:' || r.arn || ':' || r.content_hash || ':' || (r.deleted_at is null)::text as k
+      from resources r
+      where r.tenant_id = ${tenantId}
+        and r.arn in (select fr.arn from finding_resources fr join findings f on f.id = fr.finding_id
+                      where f.tenant_id = ${tenantId} and f.group_id = ${groupId})
+      union
+      select 'n:' || md5(f.narrative) from findings f where f.tenant_id = ${tenantId} and f.group_id = ${groupId}
+    ) as parts`.execute(db);
+  return createHash('sha1')
+    .update(rows.rows[0]?.k ?? '')
+    .digest('hex');
+}
+
+async function ownPlan(db: Db, tenantId: string, planId: string, forUpdate = false) {
+  if (!UUID.test(planId)) throw new NotFound('No such plan.');
+  let q = db
+    .selectFrom('resolution_plans')
+    .selectAll()
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', planId);
+  if (forUpdate) q = q.forUpdate();
+  const plan = await q.executeTakeFirst();
+  if (!plan) throw new NotFound('No such plan.');
+  return plan;
+}
+
+/** The plan as the API shows it, with its steps and whether the evidence changed under it. */
+export async function getPlan(db: Db, tenantId: string, planId: string, settings?: PlanSettings) {
+  let plan = await ownPlan(db, tenantId, planId);
+  // A generation whose worker died never reports: past the timeout (with a margin), it has failed.
+  if (
+    settings &&
+    plan.status === 'generating' &&
+    Date.now() - new Date(plan.generation_started_at).getTime() > settings.generationTimeoutMs * 1.25
+  ) {
+    await db
+      .updateTable('resolution_plans')
+      .set({
+        status: 'failed',
+        error:
+          'Generation did not finish within about 2 minutes; retry to generate again from the same evidence.',
+        updated_at: new Date(),
+      })
+      .where('id', '=', plan.id)
+      .where('status', '=', 'generating')
+      .where('attempt', '=', plan.attempt)
+      .execute();
+    plan = await ownPlan(db, tenantId, planId);
+  }
+  const steps = await db
+    .selectFrom('resolution_plan_steps')
+    .select([
+      'seq',
+      'title',
+      'instructions',
+      'citations',
+      'fix_command',
+      'verification',
+      'how_to_confirm',
+      'status',
+      'final',
+      'last_check',
+      'skip_reason',
+      'done_by',
+      'done_at',
+    ])
+    .where('plan_id', '=', plan.id)
+    .orderBy('seq')
+    .execute();
+  let stale = plan.stale;
+  if (!stale && plan.evidence_hash && (OPEN_PLAN as readonly string[]).includes(plan.status)) {
+    stale = (await evidenceFingerprint(db, tenantId, plan.group_id)) !== plan.evidence_hash;
+  }
+  return {
+    id: plan.id,
+    finding_id: plan.finding_id,
+    group_id: plan.group_id,
+    status: plan.status,
+    stale,
+    engine: plan.engine,
+    attempt: plan.attempt,
+    created_at: plan.created_at,
+    updated_at: plan.updated_at,
+    resolved_at: plan.resolved_at,
+    error: plan.error,
+    steps: steps.map((s) => ({
+      ...s,
+      fix_command: s.fix_command ? { command: s.fix_command, executed_by_service: false as const } : null,
+    })),
+    final_check: plan.final_check,
+  };
+}
+
+function generationJobId(planId: string, attempt: number) {
+  return `plan-${planId}-generate-${attempt}`;
+}
+
+async function enqueueGeneration(producer: JobProducer, tenantId: string, planId: string, attempt: number) {
+  const job = await producer.enqueue(
+    'plans',
+    'generate',
+    { tenant_id: tenantId, plan_id: planId },
+    { jobId: generationJobId(planId, attempt) },
+  );
+  return String(job.id);
+}
+
+/**
+ * Get-or-create the plan of a finding's duplicate cluster. One plan per (tenant, group): concurrent
+ * callers race on the unique key and all get the same plan. Starting generation answers 202 with the
+ * job id; an existing plan answers 200, unless it had failed (or its cluster regressed after it was
+ * resolved), in which case this call generates it again from the same evidence (202).
+ */
+export async function getOrCreatePlan(
+  db: Db,
+  producer: JobProducer,
+  auth: Auth,
+  findingId: string,
+  settings: PlanSettings,
+) {
+  const tenantId = auth.tenant.id;
+  if (!UUID.test(findingId)) throw new NotFound('No such finding.');
+  const finding = await db
+    .selectFrom('findings')
+    .select(['id', 'group_id', 'status'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', findingId)
+    .executeTakeFirst();
+  if (!finding) throw new NotFound('No such finding.');
+  const existing = await db
+    .selectFrom('resolution_plans')
+    .select(['id', 'status', 'attempt'])
+    .where('tenant_id', '=', tenantId)
+    .where('group_id', '=', finding.group_id)
+    .executeTakeFirst();
+  if (!existing && !ACTIVE_FINDING.includes(finding.status))
+    throw new Conflict(`The finding is ${finding.status}: there is nothing to resolve.`);
+  // The primary finding of the cluster (the one listed), so every caller's plan speaks of the same one.
+  const primary = await db
+    .selectFrom('findings')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('group_id', '=', finding.group_id)
+    .where('status', '!=', 'confirmed')
+    .orderBy('detected_at')
+    .orderBy('id')
+    .executeTakeFirst();
+  if (!existing) {
+    const inserted = await db
+      .insertInto('resolution_plans')
+      .values({
+        tenant_id: tenantId,
+        group_id: finding.group_id,
+        finding_id: primary?.id ?? finding.id,
+        created_by: `user:${auth.user.email}`,
+      })
+      .onConflict((oc) => oc.columns(['tenant_id', 'group_id']).doNothing())
+      .returning(['id', 'attempt'])
+      .executeTakeFirst();
+    if (inserted) {
+      const jobId = await enqueueGeneration(producer, tenantId, inserted.id, inserted.attempt);
+      return { created: true, plan: { ...(await getPlan(db, tenantId, inserted.id)), job_id: jobId } };
+    }
+  }
+  const plan = await db
+    .selectFrom('resolution_plans')
+    .select(['id', 'status', 'attempt'])
+    .where('tenant_id', '=', tenantId)
+    .where('group_id', '=', finding.group_id)
+    .executeTakeFirstOrThrow();
+  const regressed = plan.status === 'resolved' && ACTIVE_FINDING.includes(finding.status);
+  if (plan.status === 'failed' || regressed) {
+    const restarted = await restartGeneration(db, producer, tenantId, plan.id, [plan.status]);
+    if (restarted)
+      return { created: true, plan: { ...(await getPlan(db, tenantId, plan.id)), job_id: restarted } };
+  }
+  return { created: false, plan: await getPlan(db, tenantId, plan.id, settings) };
+}
+
+/** Moves a plan back to generating (next attempt) if it is in one of `from`; answers the job id, or null. */
+async function restartGeneration(
+  db: Db,
+  producer: JobProducer,
+  tenantId: string,
+  planId: string,
+  from: string[],
+) {
+  const row = await db
+    .updateTable('resolution_plans')
+    .set((eb) => ({
+      status: 'generating',
+      attempt: eb('attempt', '+', 1),
+      error: null,
+      stale: false,
+      final_check: null,
+      resolved_at: null,
+      generation_started_at: new Date(),
+      updated_at: new Date(),
+    }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', planId)
+    .where('status', 'in', from as never[])
+    .returning(['attempt'])
+    .executeTakeFirst();
+  if (!row) return null;
+  return enqueueGeneration(producer, tenantId, planId, row.attempt);
+}
+
+/**
+ * Regenerates a plan from the cluster's current evidence: offered when it failed, went stale, or its
+ * final check found the issue still present. Not while it is generating, finalizing, or once resolved.
+ */
+export async function regeneratePlan(db: Db, producer: JobProducer, auth: Auth, planId: string) {
+  const plan = await ownPlan(db, auth.tenant.id, planId);
+  const jobId = await restartGeneration(db, producer, auth.tenant.id, plan.id, ['failed', 'ready']);
+  if (!jobId) throw new Conflict(`The plan is ${plan.status}: it cannot be regenerated now.`);
+  return { job_id: jobId, status: 'generating' };
+}
+
+async function readyPlanStep(tx: Db, tenantId: string, planId: string, seq: number) {
+  const plan = await ownPlan(tx, tenantId, planId, true);
+  if (plan.status !== 'ready')
+    throw new Conflict(`The plan is ${plan.status}; steps can change only while it is ready.`);
+  const step = await tx
+    .selectFrom('resolution_plan_steps')
+    .selectAll()
+    .where('plan_id', '=', plan.id)
+    .where('seq', '=', seq)
+    .executeTakeFirst();
+  if (!step) throw new NotFound('No such step.');
+  return { plan, step };
+}
+
+/** Records a wizard action in the finding's trail and the organization's audit log (same transaction). */
+export async function recordPlanAction(
+  tx: Db,
+  tenantId: string,
+  plan: { id: string; finding_id: string },
+  actor: { type: 'user' | 'system'; id: string | null; email?: string | null; token_id?: string | null },
+  action: string,
+  seq: number | null,
+  title: string,
+  details: Record<string, unknown>,
+) {
+  const step: AuditStep = {
+    step_kind: 'tool',
+    tool_name: `plan.${action}`,
+    title,
+    query_sql: null,
+    status: 'success',
+    error_message: null,
+    result_preview: { plan_id: plan.id, seq, by: actor.email ?? actor.type, ...details },
+    row_count: null,
+    duration_ms: null,
+    is_self_correction: false,
+    rerunnable: false,
+    result_hash: null,
+  };
+  await appendSteps(tx, tenantId, plan.finding_id, [step]);
+  await appendAudit(tx, tenantId, {
+    actor,
+    action: `plan.step_${action}`,
+    target_type: 'resolution_plan',
+    target_id: plan.id,
+    details: { finding_id: plan.finding_id, seq, ...details },
+  });
+}
+
+/** Marks a step done by hand. The final step is the platform's check: finalize runs it (409). */
+export async function confirmStep(db: Db, auth: Auth, planId: string, seq: number) {
+  await db.transaction().execute(async (tx) => {
+    const { plan, step } = await readyPlanStep(tx, auth.tenant.id, planId, seq);
+    if (step.final) throw new Conflict('The final step is the platform’s check: run finalize instead.');
+    if (step.status === 'verified' || step.status === 'confirmed')
+      throw new Conflict(`Step ${seq} is already ${step.status}.`);
+    if (step.status === 'verifying')
+      throw new Conflict(`Step ${seq} is being verified; wait for the result.`);
+    await tx
+      .updateTable('resolution_plan_steps')
+      .set({
+        status: 'confirmed',
+        done_by: `user:${auth.user.email}`,
+        done_at: new Date(),
+        skip_reason: null,
+      })
+      .where('plan_id', '=', plan.id)
+      .where('seq', '=', seq)
+      .execute();
+    await touch(tx, plan.id);
+    await recordPlanAction(
+      tx,
+      auth.tenant.id,
+      plan,
+      actorOf(auth),
+      'confirmed',
+      seq,
+      `Plan step ${seq} confirmed by hand: ${step.title}`,
+      {
+        step_title: step.title,
+      },
+    );
+  });
+  return getPlan(db, auth.tenant.id, planId);
+}
+
+/** Skips a step with a reason (3..500 characters after trimming). The final step cannot be skipped (409). */
+export async function skipStep(db: Db, auth: Auth, planId: string, seq: number, rawReason: unknown) {
+  const reason = typeof rawReason === 'string' ? rawReason.trim() : '';
+  if (reason.length < 3 || reason.length > 500)
+    throw new BadRequest('reason is required: 3 to 500 characters saying why the step is skipped.');
+  await db.transaction().execute(async (tx) => {
+    const { plan, step } = await readyPlanStep(tx, auth.tenant.id, planId, seq);
+    if (step.final)
+      throw new Conflict('The final step cannot be skipped: it is the check that closes the finding.');
+    if (step.status === 'verified' || step.status === 'confirmed')
+      throw new Conflict(`Step ${seq} is already ${step.status}.`);
+    if (step.status === 'verifying')
+      throw new Conflict(`Step ${seq} is being verified; wait for the result.`);
+    await tx
+      .updateTable('resolution_plan_steps')
+      .set({
+        status: 'skipped',
+        skip_reason: reason,
+        done_by: `user:${auth.user.email}`,
+        done_at: new Date(),
+      })
+      .where('plan_id', '=', plan.id)
+      .where('seq', '=', seq)
+      .execute();
+    await touch(tx, plan.id);
+    await recordPlanAction(
+      tx,
+      auth.tenant.id,
+      plan,
+      actorOf(auth),
+      'skipped',
+      seq,
+      `Plan step ${seq} skipped: ${step.title}`,
+      {
+        step_title: step.title,
+        reason,
+      },
+    );
+  });
+  return getPlan(db, auth.tenant.id, planId);
+}
+
+function touch(tx: Db, planId: string) {
+  return tx
+    .updateTable('resolution_plans')
+    .set({ updated_at: new Date() })
+    .where('id', '=', planId)
+    .execute();
+}
+
+/**
+ * Starts the read-only check of a step (a job through the tenant's connector). A step without an
+ * automatic check, or the final one, is refused (409). Asking again while it runs answers the same job.
+ */
+export async function requestVerify(db: Db, producer: JobProducer, auth: Auth, planId: string, seq: number) {
+  await db.transaction().execute(async (tx) => {
+    const { plan, step } = await readyPlanStep(tx, auth.tenant.id, planId, seq);
+    if (step.final) throw new Conflict('The final step is the platform’s check: run finalize instead.');
+    if (!step.check_spec) throw new Conflict(`Step ${seq} has no automatic check: confirm it by hand.`);
+    if (step.status === 'verified' || step.status === 'confirmed')
+      throw new Conflict(`Step ${seq} is already ${step.status}.`);
+    await tx
+      .updateTable('resolution_plan_steps')
+      .set({ status: 'verifying' })
+      .where('plan_id', '=', plan.id)
+      .where('seq', '=', seq)
+      .execute();
+  });
+  // While a check of the step is queued or running (retries included), asking again answers that job.
+  const key = `plan-${planId}-verify-${seq}`;
+  try {
+    const job = await producer.enqueue(
+      'plans',
+      'verify',
+      { tenant_id: auth.tenant.id, plan_id: planId, seq, user_id: auth.user.id },
+      { deduplication: { id: key }, jobId: `${key}-${randomUUID()}` },
+    );
+    return { job_id: String(job.id), status: 'verifying' };
+  } catch (e) {
+    // Not queued: the step must not stay `verifying` (confirm and skip refuse a step being verified).
+    await db
+      .updateTable('resolution_plan_steps')
+      .set({ status: 'pending' })
+      .where('plan_id', '=', planId)
+      .where('seq', '=', seq)
+      .where('status', '=', 'verifying')
+      .execute();
+    throw e;
+  }
+}
+
+/**
+ * Starts the final check: re-sync the cluster's resources, re-run the detection. Only once every other
+ * step is verified, confirmed or skipped (409 naming the others).
+ */
+export async function requestFinalize(db: Db, producer: JobProducer, auth: Auth, planId: string) {
+  await db.transaction().execute(async (tx) => {
+    const plan = await ownPlan(tx, auth.tenant.id, planId, true);
+    if (plan.status === 'finalizing') return;
+    if (plan.status !== 'ready')
+      throw new Conflict(`The plan is ${plan.status}; finalize needs a ready plan.`);
+    const steps = await tx
+      .selectFrom('resolution_plan_steps')
+      .select(['seq', 'status', 'final'])
+      .where('plan_id', '=', plan.id)
+      .orderBy('seq')
+      .execute();
+    const open = steps.filter((s) => !s.final && !DONE_STEP.includes(s.status));
+    if (open.length)
+      throw new Conflict(
+        `Finalize needs every other step verified, confirmed or skipped first: step${open.length > 1 ? 's' : ''} ${open.map((s) => s.seq).join(', ')} ${open.length > 1 ? 'are' : 'is'} not.`,
+      );
+    await tx
+      .updateTable('resolution_plans')
+      .set({ status: 'finalizing', error: null, updated_at: new Date() })
+      .where('id', '=', plan.id)
+      .execute();
+  });
+  const key = `plan-${planId}-finalize`;
+  const job = await producer.enqueue(
+    'plans',
+    'finalize',
+    { tenant_id: auth.tenant.id, plan_id: planId, user_id: auth.user.id },
+    { deduplication: { id: key }, jobId: `${key}-${randomUUID()}` },
+  );
+  return { job_id: String(job.id), status: 'finalizing' };
+}
+
+/** Realized savings (monthly amounts of resolved clusters): realized this UTC month, and in total. */
+export async function realizedSavings(db: Db, tenantId: string) {
+  const r = await sql<{ this_month: number; total: number; plans: number }>`
+    select coalesce(sum(monthly_usd) filter (where realized_at >= date_trunc('month', now() at time zone 'UTC') at time zone 'UTC'), 0)::float8 as this_month,
+           coalesce(sum(monthly_usd), 0)::float8 as total,
+           count(*)::int as plans
+    from realized_savings where tenant_id = ${tenantId}`.execute(db);
+  const row = r.rows[0]!;
+  return { this_month: row.this_month, total: row.total, resolved_plans: row.plans };
+}
