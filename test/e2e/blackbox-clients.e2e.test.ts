@@ -147,7 +147,8 @@ describe('clients: the opsi command line', () => {
     expect(j.code, j.stderr).toBe(0);
     expect(JSON.stringify(j.json)).toContain(id);
     const text = JSON.stringify(j.json);
-    for (const s of steps) expect(text, `step ${s.seq}`).toContain(String(s.query_sql ?? s.title));
+    for (const s of steps)
+      expect(text, `step ${s.seq}`).toContain(JSON.stringify(String(s.query_sql ?? s.title)).slice(1, -1));
     const h = await runCli(['finding', id], cliEnv());
     expect(h.code, h.stderr).toBe(0);
     for (const s of steps) {
@@ -252,6 +253,7 @@ describe('clients: the opsi command line', () => {
     });
     const api = await get('/api/v1/incidents');
     const r = await runCli(['incidents', '--json'], cliEnv());
+    console.info(`incidents: API ${api.status} (create ${created.status}), CLI exit ${r.code}`);
     if (api.status === 404) {
       expect(r.code).toBe(5);
       return;
@@ -268,6 +270,7 @@ describe('clients: the opsi command line', () => {
   it('opsi report follows GET /api/v1/reports/morning/latest (200 → 0 with JSON, 404 → 5)', async () => {
     const api = await get('/api/v1/reports/morning/latest');
     const r = await runCli(['report', '--json'], cliEnv());
+    console.info(`report: API ${api.status}, CLI exit ${r.code}`);
     if (api.status === 200) {
       expect(r.code, r.stderr).toBe(0);
       expect(r.json).toEqual(api.body);
@@ -288,6 +291,7 @@ describe('clients: the opsi command line', () => {
     expect(api.status, api.text).toBe(200);
     const risk: string = api.body.overall_risk;
     const rank = RISKS.indexOf(risk);
+    console.info(`plan-review: overall_risk ${risk}`);
     expect(rank).toBeGreaterThanOrEqual(0);
     const at = await runCli(['plan-review', file, '--fail-on', risk, '--json'], cliEnv());
     expect(at.code, at.stderr).toBe(10);
@@ -310,6 +314,30 @@ describe('clients: the opsi command line', () => {
     );
     expect(stdin.code, stdin.stderr).toBe(0);
     expect(stdin.json?.overall_risk).toBe(risk);
+  });
+
+  it('opsi plan-review of a harmless plan: below --fail-on critical exits 0, at its own risk exits 10', async () => {
+    const plan = [
+      'Terraform will perform the following actions:',
+      '',
+      '  # null_resource.bb will be created',
+      '  + resource "null_resource" "bb" {',
+      '      + id = (known after apply)',
+      '    }',
+      '',
+      'Plan: 1 to add, 0 to change, 0 to destroy.',
+      '',
+    ].join('\n');
+    const api = await call(base, 'POST', '/api/v1/plan-review', { token: tokA, body: { plan } });
+    expect(api.status, api.text).toBe(200);
+    const risk: string = api.body.overall_risk;
+    console.info(`plan-review (harmless): overall_risk ${risk}`);
+    expect(RISKS.indexOf(risk)).toBeLessThan(RISKS.indexOf('critical'));
+    const below = await runCli(['plan-review', '-', '--fail-on', 'critical', '--json'], cliEnv(), plan);
+    expect(below.code, below.stdout + below.stderr).toBe(0);
+    expect(below.json?.overall_risk).toBe(risk);
+    const at = await runCli(['plan-review', '-', '--fail-on', risk], cliEnv(), plan);
+    expect(at.code, at.stderr).toBe(10);
   });
 
   it('opsi plan-review of an empty plan exits 2', async () => {
@@ -397,6 +425,8 @@ describe('clients: GET /docs and the OpenAPI document', () => {
     );
     expect(refs.length).toBeGreaterThan(0);
     for (const ref of refs) {
+      // a data: URI is inline content, not a request to any origin
+      if (ref.startsWith('data:')) continue;
       const u = new URL(ref, `${base}/docs`);
       expect(u.origin, ref).toBe(new URL(base).origin);
       const asset = await fetch(u);
