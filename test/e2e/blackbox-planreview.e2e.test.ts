@@ -452,6 +452,38 @@ function multiAzPlan(f: Facts): string {
   ].join('\n');
 }
 
+/** The NAT replacement and the SSH rule in the Terraform 0.11 format. */
+function legacyPlan(): string {
+  return [
+    'Refreshing Terraform state in-memory prior to plan...',
+    '',
+    'An execution plan has been generated and is shown below.',
+    'Resource actions are indicated with the following symbols:',
+    '  + create',
+    '  - destroy',
+    '-/+ destroy and then create replacement',
+    '',
+    'Terraform will perform the following actions:',
+    '',
+    '-/+ aws_nat_gateway.use1a (new resource required)',
+    `      id:            "${facts.nat.native_id}" => <computed> (forces new resource)`,
+    '      subnet_id:     "subnet-0a1b2c3d" => "subnet-0ffeeddc" (forces new resource)',
+    '',
+    '  + aws_security_group_rule.ssh_world',
+    '      id:                       <computed>',
+    '      cidr_blocks.#:            "1"',
+    '      cidr_blocks.0:            "0.0.0.0/0"',
+    '      from_port:                "22"',
+    '      protocol:                 "tcp"',
+    `      security_group_id:        "${facts.sg.native_id}"`,
+    '      to_port:                  "22"',
+    '      type:                     "ingress"',
+    '',
+    '',
+    'Plan: 2 to add, 0 to change, 1 to destroy.',
+  ].join('\n');
+}
+
 // ---------------------------------------------------------------------------------------------
 
 function summaryCounts(s: any): { add: number; change: number; destroy: number; replace: number } {
@@ -794,5 +826,81 @@ describe('plan review: tenant isolation', () => {
     }
     // the same summary, since the plan is the same
     expect(summaryCounts(res.body.summary)).toEqual({ add: 3, change: 1, destroy: 2, replace: 1 });
+  });
+});
+
+describe('plan review: other plan forms', () => {
+  it('create-before-destroy (+/-), tainted, moved and imported objects: counts as Terraform states them', async () => {
+    const plan = [
+      'Terraform will perform the following actions:',
+      '',
+      '  # aws_nat_gateway.use1a is tainted, so must be replaced',
+      '+/- resource "aws_nat_gateway" "use1a" {',
+      `      ~ id        = "${facts.nat.native_id}" -> (known after apply)`,
+      '        # (4 unchanged attributes hidden)',
+      '    }',
+      '',
+      '  # aws_instance.old has moved to aws_instance.new',
+      '    resource "aws_instance" "new" {',
+      '        id            = "i-0123456789abcdef0"',
+      '        # (30 unchanged attributes hidden)',
+      '    }',
+      '',
+      '  # aws_s3_bucket.logs will be imported',
+      '    resource "aws_s3_bucket" "logs" {',
+      '        bucket = "acme-logs-2026"',
+      '        id     = "acme-logs-2026"',
+      '    }',
+      '',
+      'Plan: 1 to import, 1 to add, 0 to change, 1 to destroy.',
+    ].join('\n');
+    const res = await review({ plan });
+    expect(res.status, res.text).toBe(200);
+    expectShape(res.body);
+    expect(summaryCounts(res.body.summary)).toEqual({ add: 1, change: 0, destroy: 1, replace: 1 });
+    expect(res.body.summary.import).toBe(1);
+    expect(res.body.summary.move).toBe(1);
+    const nat = annFor(res.body, 'aws_nat_gateway.use1a');
+    expect(nat.length).toBeGreaterThan(0);
+    expect(cites(nat, 'resource').some((r) => r === facts.nat.arn || r === facts.nat.id)).toBe(true);
+  });
+  it('the legacy (Terraform 0.11) format is tolerated: counts and the replaced NAT gateway', async () => {
+    const res = await review({ plan: legacyPlan() });
+    expect(res.status, res.text).toBe(200);
+    expectShape(res.body);
+    expect(summaryCounts(res.body.summary)).toEqual({ add: 2, change: 0, destroy: 1, replace: 1 });
+    expect(annFor(res.body, 'aws_nat_gateway.use1a').length).toBeGreaterThan(0);
+  });
+  it('the legacy (Terraform 0.11) format: the rule opening 22 to 0.0.0.0/0 is annotated as introduced', async () => {
+    const res = await review({ plan: legacyPlan() });
+    expect(res.status, res.text).toBe(200);
+    const anns = annFor(res.body, 'aws_security_group_rule.ssh_world');
+    expect(anns.length, JSON.stringify(res.body.annotations.map((x: any) => x.address))).toBeGreaterThan(0);
+    expect(['high', 'critical']).toContain(anns[0].risk);
+    expect(JSON.stringify(findList(res.body, /introduc/i))).toMatch(/ssh_world/);
+  });
+  it('a JSON plan with only no-op changes is low risk with zero counts', async () => {
+    const doc = {
+      format_version: '1.2',
+      terraform_version: '1.9.8',
+      resource_changes: [
+        {
+          address: 'aws_ebs_volume.data',
+          mode: 'managed',
+          type: 'aws_ebs_volume',
+          name: 'data',
+          change: {
+            actions: ['no-op'],
+            before: { id: facts.vol.native_id },
+            after: { id: facts.vol.native_id },
+          },
+        },
+      ],
+    };
+    const res = await review({ plan: JSON.stringify(doc) });
+    expect(res.status, res.text).toBe(200);
+    expectShape(res.body);
+    expect(res.body.overall_risk).toBe('low');
+    expect(summaryCounts(res.body.summary)).toEqual({ add: 0, change: 0, destroy: 0, replace: 0 });
   });
 });
