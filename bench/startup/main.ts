@@ -40,7 +40,14 @@ async function once(side: Side, env: Record<string, string>) {
   const started = performance.now();
   const child = spawn(process.execPath, [...SIDES[side]], {
     cwd: ROOT,
-    env: { ...process.env, ...env, PORT: String(port), NODE_ENV: 'production', LOG_LEVEL: 'warn' },
+    env: {
+      SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef',
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

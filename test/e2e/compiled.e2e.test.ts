@@ -15,12 +15,14 @@ import { childEnv, REPO_ROOT, startService, type ServiceProcess } from '../suppo
 
 const run = promisify(execFile);
 const REDIS_URL = 'redis://127.0.0.1:6379';
+/** Production refuses to start without a key for notifier secrets. */
+const SECRETS_KEY = 'k'.repeat(40);
 
 /** `node scripts/run.mjs <entry> …args`, as `npm run <script>` runs it, with NODE_ENV=production. */
 function runScript(entry: string, args: string[], env: Record<string, string>) {
   return run(process.execPath, ['scripts/run.mjs', entry, ...args], {
     cwd: REPO_ROOT,
-    env: childEnv({ ...env, NODE_ENV: 'production', LOG_LEVEL: 'warn' }),
+    env: childEnv({ ...env, NODE_ENV: 'production', LOG_LEVEL: 'warn', SECRETS_KEY }),
     timeout: 120_000,
   });
 }
@@ -62,18 +64,24 @@ describe('compiled JavaScript', { timeout: 300_000 }, () => {
 
   it('the API bundle starts as plain node in production and serves its pages and assets', async () => {
     const api = await startService(
-      { ...env, NODE_ENV: 'production', AGENT_ENGINE: 'builtin' },
+      { ...env, NODE_ENV: 'production', AGENT_ENGINE: 'builtin', SECRETS_KEY },
       { entry: 'apps/api/dist/main.js' },
     );
     processes.push(api);
     const ready = await fetch(`${api.url}/readyz`);
     expect(ready.status).toBe(200);
     await expectPages(api.url);
+    // The API reference's assets come from node_modules (swagger-ui-dist), resolved from the bundle.
+    const docs = await fetch(`${api.url}/docs`);
+    expect(docs.status).toBe(200);
+    const docAssets = [...(await docs.text()).matchAll(/(?:href|src)="(\/docs\/assets\/[^"]+)"/g)];
+    expect(docAssets.length).toBeGreaterThan(0);
+    for (const [, path] of docAssets) expect((await fetch(`${api.url}${path}`)).status, path).toBe(200);
   });
 
   it('npm start in production (embedded) runs the standalone bundle', async () => {
     const standalone = await startService(
-      { DATA_DIR: dataDir, NODE_ENV: 'production', AGENT_ENGINE: 'builtin' },
+      { DATA_DIR: dataDir, NODE_ENV: 'production', AGENT_ENGINE: 'builtin', SECRETS_KEY },
       { entry: 'apps/standalone/dist/main.js', readyTimeoutMs: 180_000 },
     );
     processes.push(standalone);

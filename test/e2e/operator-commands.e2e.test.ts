@@ -144,6 +144,32 @@ async function runTenantCommands(
   ]);
   expect(advanced.environment).toMatchObject({ day: 2 });
 
+  // Integrations and the morning report (the URL is stored encrypted and never printed).
+  const installed = expectOk(
+    await admin(
+      [
+        'tools',
+        'install',
+        'slack',
+        '--tenant',
+        'acme',
+        '--url',
+        'https://hooks.slack.com/services/T0/B0/secretpath',
+      ],
+      env,
+    ),
+    ['tool', 'created'],
+  );
+  expect(installed).toMatchObject({ created: true, tool: { id: 'slack' } });
+  expect(JSON.stringify(installed)).not.toContain('secretpath');
+  const listed = expectOk(await admin(['tools', 'list', '--tenant', 'acme'], env), ['tools']);
+  expect(listed.tools.map((t: { id: string }) => t.id)).toContain('slack');
+  expect(expectOk(await admin(['tools', 'remove', 'slack', '--tenant', 'acme'], env), ['removed'])).toEqual({
+    removed: 'slack',
+  });
+  const report = expectOk(await admin(['report', '--tenant', 'acme'], env), ['report']);
+  expect(report.report).toMatchObject({ id: expect.any(String), requested_by: 'operator' });
+
   // Deliberate failures: a usage mistake, a refused AWS command, an unknown tenant.
   expectFailure(await admin(['tenant', 'create', 'bad', '--tier', 'platinum'], env), /platinum/);
   expectFailure(
@@ -185,6 +211,7 @@ describe(
         REDIS_PREFIX: redisPrefix,
         NODE_ENV: 'test',
         LOG_LEVEL: 'warn',
+        SECRETS_KEY: 'k'.repeat(40),
       };
       const api = await startService(env, { entry: 'apps/api/src/main.ts' });
       processes.push(api);
@@ -301,7 +328,7 @@ describe('operator commands in embedded mode (PGlite, no Redis)', { timeout: MAN
 
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'opsi-e2e-ops-'));
-    env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn' };
+    env = { DATA_DIR: dataDir, LOG_LEVEL: 'warn', SECRETS_KEY: 'k'.repeat(40) };
   });
 
   afterAll(async () => {

@@ -517,18 +517,17 @@ program
       const report = await withDb(async (db) => {
         const id = await tenantId(db, o.tenant);
         const input = { tenantId: id, periodTo: new Date(), requestedBy: 'operator' };
-        if (!config.REDIS_URL) return (await generateMorningReport(db, id, input)).report;
-        const producer = new JobProducer(createRedis(config.REDIS_URL, 'producer'), config.REDIS_PREFIX);
-        try {
+        // withProducer quits its Redis connection: JobProducer.close() closes its queues, not the
+        // connection it was given, and an open socket would keep the command from exiting.
+        return withProducer(async (producer) => {
+          if (!producer) return (await generateMorningReport(db, id, input)).report;
           const done = await runMorningReportJob(db, producer, input, {
             attempts: config.NOTIFY_ATTEMPTS,
             backoffMs: config.NOTIFY_BACKOFF_MS,
             timeoutMs: config.NOTIFY_TIMEOUT_MS,
           });
           return { ...(await generateMorningReport(db, id, input)).report, deliveries: done.deliveries };
-        } finally {
-          await producer.close();
-        }
+        });
       });
       print({ report }, `${o.tenant}: ${report.headline}`);
     }),

@@ -33,7 +33,9 @@ beforeAll(async () => {
   t = await createTestContext({ BODY_LIMIT_BYTES: '65536' });
   api = await startTestApi(t);
   // /ask waits for its run: a worker (the scripted engine echoes plain prompts) ends it.
-  worker = await startTestWorker(t);
+  // Only the agent pool: a queued morning report (a valid POST) written later would change the row
+  // counts under a later refusal.
+  worker = await startTestWorker(t, { WORKER_QUEUES: ['agent'] });
   member = await createTenantWithUser(t, { budget: 100_000 });
   token = (await mintTestToken(t, member, 'read_write')).token;
   session = await loginOverHttp(api.url, member.user.email, member.password);

@@ -56,6 +56,6 @@ describe('queue dashboard (Bull Board)', () => {
     });
     expect(api.status).toBe(200);
     const body = (await api.json()) as { queues: Array<{ name: string }> };
-    expect(body.queues.map((q) => q.name).sort()).toEqual(['agent', 'plans', 'pulse', 'reports']);
+    expect(body.queues.map((q) => q.name).sort()).toEqual(['agent', 'plans', 'pulse', 'reports', 'triage']);
   });
 });

@@ -1,6 +1,6 @@
 import type { Config } from '@opsi/config';
 import { AgentBudget } from '@opsi/core';
-import { JobProducer, RunEventLog, RunStreamHub } from '@opsi/jobs';
+import { bullPrefix, JobProducer, QueueEvents, RunEventLog, RunStreamHub, TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { createRedis, type Redis } from '@opsi/redis';
 
@@ -10,6 +10,11 @@ export interface RunServices {
   log: RunEventLog;
   hub: RunStreamHub;
   budget: AgentBudget;
+  /** Incident timelines: the live log and its hub (the run hub's machinery on its own connection). */
+  timeline: TimelineLog;
+  timelineHub: RunStreamHub;
+  /** Completion events of the triage queue, opened on first use, for POST /api/v1/triage/alerts. */
+  triageEvents(): Promise<QueueEvents>;
 }
 
 export interface ApiRuntime {
@@ -35,7 +40,28 @@ export function createApiRuntime(config: Config, redisUrl: string, logger: Logge
     client.on('error', (err) => logger.warn({ err, role }, 'redis connection error'));
   }
   const log = new RunEventLog(redis, config.REDIS_PREFIX, config.RUN_STREAM_TTL_SECONDS);
+  const timeline = new TimelineLog(redis, config.REDIS_PREFIX);
+  const timelineBlocking = createRedis(redisUrl, 'blocking');
+  timelineBlocking.on('error', (err) => logger.warn({ err, role: 'blocking' }, 'redis connection error'));
+  let triageEvents: Promise<QueueEvents> | undefined;
+  let queueEvents: QueueEvents | undefined;
+  let queueEventsConnection: Redis | undefined;
   const runs: RunServices = {
+    timeline,
+    timelineHub: new RunStreamHub(timeline, timelineBlocking, redis, config.REDIS_PREFIX, logger),
+    triageEvents() {
+      triageEvents ??= (async () => {
+        queueEventsConnection = createRedis(redisUrl, 'blocking');
+        queueEvents = new QueueEvents('triage', {
+          connection: queueEventsConnection,
+          prefix: bullPrefix(config.REDIS_PREFIX),
+        });
+        queueEvents.on('error', (err) => logger.warn({ err }, 'triage queue events error'));
+        await queueEvents.waitUntilReady();
+        return queueEvents;
+      })();
+      return triageEvents;
+    },
     producer: new JobProducer(producerConnection, config.REDIS_PREFIX),
     log,
     hub: new RunStreamHub(log, blocking, redis, config.REDIS_PREFIX, logger),
@@ -46,6 +72,12 @@ export function createApiRuntime(config: Config, redisUrl: string, logger: Logge
     runs,
     async close() {
       await runs.hub.stop();
+      await runs.timelineHub.stop();
+      if (queueEvents) {
+        await queueEvents.close().catch(() => undefined);
+        queueEventsConnection?.disconnect();
+      }
+      timelineBlocking.disconnect();
       await runs.producer.close();
       blocking.disconnect();
       producerConnection.disconnect();

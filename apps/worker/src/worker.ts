@@ -12,9 +12,11 @@ import {
   executeVerifyStep,
   type PlanDrafter,
   notifyCriticalFindings,
+  processAlertBatch,
   requestScan,
   runMorningReportJob,
   runResilience,
+  triageInventoryAlerts,
   runScan,
   ScanBusy,
   secretBoxFor,
@@ -27,6 +29,7 @@ import {
   DelayedError,
   JobProducer,
   RunEventLog,
+  TimelineLog,
   type JobContext,
   type QueueHandlers,
   type QueueName,
@@ -58,6 +61,7 @@ const CONCURRENCY: Record<QueueName, keyof Config> = {
   pulse: 'WORKER_CONCURRENCY_PULSE',
   plans: 'WORKER_CONCURRENCY_PLANS',
   reports: 'WORKER_CONCURRENCY_REPORTS',
+  triage: 'WORKER_CONCURRENCY_TRIAGE',
 };
 
 /** Another scan of the tenant is running: come back later rather than fail or run alongside. */
@@ -75,6 +79,13 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const command = createRedis(deps.redisUrl, 'command');
   const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
   const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
+  const timeline = new TimelineLog(command, prefix);
+  const triageDeps = {
+    db: deps.db,
+    timeline,
+    dedupeWindowMinutes: config.TRIAGE_DEDUPE_WINDOW_MINUTES,
+    correlationWindowMinutes: config.TRIAGE_CORRELATION_WINDOW_MINUTES,
+  };
   const engine = createEngine({
     engine: config.AGENT_ENGINE,
     model: config.AGENT_MODEL,
@@ -123,6 +134,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         );
         if (scan.status === 'completed')
           await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
+        // The alert events the scan brought in go through triage (the job id makes a retry harmless).
+        if (scan.status === 'completed')
+          await producer.enqueue(
+            'triage',
+            'scan',
+            { tenant_id: payload.tenant_id, scan_id: scan.id },
+            { jobId: `scan-${scan.id}` },
+          );
         return { scan_id: scan.id, status: scan.status };
       },
       resilience: async (payload) => {
@@ -194,6 +213,10 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           publicUrl: config.publicUrl,
         }),
     },
+    triage: {
+      alerts: (payload) => processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id),
+      scan: (payload) => triageInventoryAlerts(triageDeps, payload.tenant_id),
+    },
     agent: {
       turn: (payload, ctx) =>
         executeRun(
@@ -204,6 +227,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
             engine,
             redisPrefix: prefix,
             turnTimeoutMs: config.AGENT_TURN_TIMEOUT_MS,
+            timeline,
           },
           payload.run_id,
           { attempt: ctx.job.attemptsStarted, signal: ctx.signal, log: ctx.log },
@@ -251,7 +275,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     // A run younger than a lock period may legitimately have no job state yet.
     const olderThanMs = Math.max(config.WORKER_LOCK_DURATION_MS * 2, 10_000);
     sweeping = setInterval(() => {
-      sweepRuns({ db: deps.db, log }, jobOf, { olderThanMs })
+      sweepRuns({ db: deps.db, log, timeline }, jobOf, { olderThanMs })
         .then((r) => r.closed && logger.warn(r, 'sweeper closed lost runs'))
         .catch((err) => logger.error({ err }, 'sweep failed'));
     }, config.RUN_SWEEP_INTERVAL_MS);

@@ -1,4 +1,5 @@
 import { HANDLERS } from './builtin/answers/index';
+import { asksIncidentRecords, incidentRecords, investigate } from './builtin/answers/incidents';
 import { resolveRequest } from './builtin/history';
 import { chunks } from './builtin/text';
 import { ToolBox } from './builtin/toolbox';
@@ -20,7 +21,19 @@ export class BuiltinEngine implements AgentEngine {
     input.signal.throwIfAborted();
     const box = new ToolBox(input.tools, emit, input.signal);
     const request = resolveRequest(input.prompt, input.history);
-    let reply = (await HANDLERS[request.intent]({ box, req: request })).trim();
+    const bound = input.incident?.id;
+    let reply: string;
+    if (input.incident?.investigation && box.has('get_incident')) {
+      reply = (await investigate({ box, req: request }, input.incident.id)).trim();
+    } else if (
+      box.has('list_incidents') &&
+      box.has('get_incident') &&
+      asksIncidentRecords(input.prompt, bound)
+    ) {
+      reply = (await incidentRecords({ box, req: request }, bound)).trim();
+    } else {
+      reply = (await HANDLERS[request.intent]({ box, req: request })).trim();
+    }
     // A safety net: the answers are composed from tool output, and anything that is not is marked.
     const report = checkGrounding(reply, box.outputs);
     if (!report.grounded) {

@@ -35,6 +35,19 @@ export interface TurnInput {
    * model reads them with the system prompt and may cite them like tool output.
    */
   learnings?: TurnLearning[] | undefined;
+  /**
+   * The incident this turn is bound to (a war room's session, or an investigation): its record, alerts
+   * and latest timeline events, as the incident tools return them. Grounds like tool output.
+   */
+  incident?: TurnIncident | undefined;
+}
+
+export interface TurnIncident {
+  id: string;
+  /** What get_incident answered for it, plus its latest timeline events. */
+  context: Record<string, unknown>;
+  /** An investigation run (the prompt asks to investigate it), not a conversation turn. */
+  investigation?: boolean;
 }
 
 export interface TurnLearning {

@@ -20,6 +20,7 @@ import {
   type AgentEngine,
   type AgentTool,
   type TurnEvent,
+  type TurnIncident,
   type TurnInput,
   type TurnLearning,
 } from './engine';
@@ -39,7 +40,11 @@ export interface ModelEngineOptions {
 /** Shown between a first answer and its correction, so a streaming reader sees why the text restarts. */
 export const CORRECTING = '\n\n[Correcting unverified claims…]\n\n';
 
-export function systemPrompt(now = new Date(), learnings: TurnLearning[] = []): string {
+export function systemPrompt(
+  now = new Date(),
+  learnings: TurnLearning[] = [],
+  incident?: TurnIncident,
+): string {
   const lines = [
     "You answer questions about the tenant's cloud environment (its inventory of resources, findings, costs and savings, incidents, learnings and runbooks) using only the tools you are given.",
     'Call the tools to look things up; never answer from memory or make up resources, findings or values.',
@@ -53,6 +58,12 @@ export function systemPrompt(now = new Date(), learnings: TurnLearning[] = []): 
     lines.push(
       'What the team has taught you (its active learnings; cite a learning by its id when you rely on it):',
       ...learnings.map((l) => `- [${l.id}]${l.service ? ` (${l.service})` : ''} ${l.fact}`),
+    );
+  }
+  if (incident) {
+    lines.push(
+      `This conversation is about incident ${incident.id}; its record, attached alerts and latest timeline events follow as JSON. Use the incident tools for more, and cite the incident id.`,
+      JSON.stringify(incident.context),
     );
   }
   return lines.join('\n');
@@ -177,8 +188,9 @@ export function createModelEngine(model: LanguageModel, opts: ModelEngineOptions
     // The learnings are part of the turn's data: a claim taken from one is grounded like tool output.
     const learnings = input.learnings ?? [];
     const outputs: unknown[] = learnings.length ? [{ learnings }] : [];
+    if (input.incident) outputs.push(input.incident.context);
     const tools = toToolSet(input.tools, input.signal);
-    const system = systemPrompt(new Date(), learnings);
+    const system = systemPrompt(new Date(), learnings, input.incident);
 
     const fail = (error: unknown, steps: number): never => {
       if (error instanceof EngineError) throw error;

@@ -26,6 +26,9 @@ export class ScriptedEngine implements AgentEngine {
   readonly name = 'scripted';
 
   async runTurn(input: TurnInput, emit: (event: TurnEvent) => Promise<void>) {
+    // An investigation's prompt is "Investigate incident <id>: <title>": a test cues it through the title.
+    const at = input.incident?.investigation ? input.prompt.indexOf('script:') : -1;
+    if (at > 0) input = { ...input, prompt: input.prompt.slice(at) };
     if (!input.prompt.startsWith('script:')) {
       const reply = `echo: ${input.prompt}`;
       await emit({ kind: 'message.delta', text: reply });

@@ -24,14 +24,14 @@ describe('loadConfig', () => {
     expect(c.WORKER_CONCURRENCY_AGENT).toBe(3);
     expect(() => loadConfig({ WORKER_QUEUES: 'agent,mail' })).toThrow(ConfigError);
     // A default worker (and npm start) serves the resolution plans' jobs too.
-    expect(loadConfig({}).WORKER_QUEUES).toEqual(['agent', 'pulse', 'plans', 'reports']);
+    expect(loadConfig({}).WORKER_QUEUES).toEqual(['agent', 'pulse', 'plans', 'reports', 'triage']);
     expect(() => loadConfig({ AGENT_ENGINE: 'scripted', NODE_ENV: 'production' })).toThrow(/scripted/);
     expect(() => loadConfig({ BULL_BOARD_ENABLED: 'true' })).toThrow(/OPERATOR_USER/);
   });
 
   it('serves reports by default, and needs SECRETS_KEY (32+ characters) in production only', () => {
     const c = loadConfig({});
-    expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse', 'plans', 'reports']);
+    expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse', 'plans', 'reports', 'triage']);
     expect(c.SECRETS_KEY).toBeUndefined();
     expect(c).toMatchObject({ NOTIFY_ATTEMPTS: 5, NOTIFY_BACKOFF_MS: 30_000, NOTIFY_TIMEOUT_MS: 10_000 });
     expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(

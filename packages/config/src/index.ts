@@ -57,14 +57,14 @@ export const EnvSchema = z.object({
   // Worker pools: which queues this process serves, and how many jobs of each at once.
   WORKER_QUEUES: z
     .string()
-    .default('agent,pulse,plans,reports')
+    .default('agent,pulse,plans,reports,triage')
     .transform((v) =>
       v
         .split(',')
         .map((q) => q.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.enum(['agent', 'pulse', 'plans', 'reports'])).min(1)),
+    .pipe(z.array(z.enum(['agent', 'pulse', 'plans', 'reports', 'triage'])).min(1)),
   WORKER_CONCURRENCY_AGENT: z.coerce.number().int().min(1).max(1000).default(8),
   WORKER_CONCURRENCY_PULSE: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY_PLANS: z.coerce.number().int().min(1).max(256).default(4),
@@ -73,6 +73,13 @@ export const EnvSchema = z.object({
   PLAN_VERIFY_RETRIES: z.coerce.number().int().min(0).max(20).default(3),
   PLAN_VERIFY_RETRY_DELAY_MS: z.coerce.number().int().min(0).default(5_000),
   WORKER_CONCURRENCY_REPORTS: z.coerce.number().int().min(1).max(64).default(2),
+  WORKER_CONCURRENCY_TRIAGE: z.coerce.number().int().min(1).max(256).default(16),
+  /** Triage: a repeat of an alert (same fingerprint) within this many minutes of its last one is a duplicate. */
+  TRIAGE_DEDUPE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
+  /** Triage: an alert joins an open incident on the same or a connected resource alerted within this window. */
+  TRIAGE_CORRELATION_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(120),
+  /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
+  TRIAGE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   /** How long SIGTERM waits for active jobs before handing them back (they resume elsewhere). */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   /** BullMQ job lock: renewed every half; a dead worker's job is taken over after about this long. */

@@ -7,3 +7,5 @@ export * from './plans';
 export * from './plan-review';
 export * from './reports';
 export * from './graph';
+export * from './incidents';
+export * from './triage';

@@ -94,6 +94,8 @@ export interface AgentSessionsTable {
   name: string;
   created_at: CreatedAt;
   updated_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** Set for a war room's session: its turns see the incident. */
+  incident_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface AgentRunsTable {
@@ -114,6 +116,8 @@ export interface AgentRunsTable {
   created_at: CreatedAt;
   started_at: NullableTimestamp;
   finished_at: NullableTimestamp;
+  incident_id: ColumnType<string | null, string | null | undefined, string | null>;
+  purpose: ColumnType<'investigation' | null, 'investigation' | null | undefined, 'investigation' | null>;
 }
 
 export interface AgentMessagesTable {
@@ -526,6 +530,109 @@ export interface ResilienceRunsTable {
   error: string | null;
 }
 
+export type IncidentSeverity = 'SEV1' | 'SEV2' | 'SEV3' | 'SEV4';
+export type IncidentStatus = 'open' | 'investigating' | 'mitigated' | 'resolved';
+
+export interface IncidentsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  title: string;
+  description: string | null;
+  severity: ColumnType<IncidentSeverity, IncidentSeverity | undefined, IncidentSeverity>;
+  status: ColumnType<IncidentStatus, IncidentStatus | undefined, IncidentStatus>;
+  source: ColumnType<'manual' | 'triage', 'manual' | 'triage' | undefined, 'manual' | 'triage'>;
+  created_by: string;
+  recurrence_of: string | null;
+  started_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  last_alert_at: NullableTimestamp;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+  resolved_at: NullableTimestamp;
+}
+
+export interface IncidentResourcesTable {
+  tenant_id: string;
+  incident_id: string;
+  arn: string;
+  added_at: CreatedAt;
+}
+
+export interface IncidentEventsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  incident_id: string;
+  kind: string;
+  body: string;
+  actor: string;
+  data: JsonColumn<Record<string, unknown>>;
+  run_id: string | null;
+  created_at: CreatedAt;
+}
+
+export interface WarRoomsTable {
+  id: Generated<string>;
+  tenant_id: string;
+  incident_id: string;
+  session_id: string;
+  created_by: string | null;
+  created_at: CreatedAt;
+}
+
+export interface WarRoomParticipantsTable {
+  room_id: string;
+  user_id: string;
+  joined_at: CreatedAt;
+}
+
+export type TriageRuleKind = 'dedupe' | 'suppress' | 'correlate' | 'route';
+export type TriageAction = 'new' | 'deduplicated' | 'suppressed' | 'correlated' | 'incident_opened';
+
+export interface TriageRulesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  name: string;
+  kind: TriageRuleKind;
+  match: JsonColumn<Record<string, unknown>>;
+  action: JsonColumn<Record<string, unknown>>;
+  enabled: ColumnType<boolean, boolean | undefined, boolean>;
+  created_at: CreatedAt;
+}
+
+export interface TriageEventsTable {
+  id: Generated<number>;
+  tenant_id: string;
+  at: CreatedAt;
+  source: string;
+  fingerprint: string;
+  title: string;
+  severity: string;
+  arn: string | null;
+  action: TriageAction;
+  incident_id: string | null;
+  count: ColumnType<number, number | undefined, number>;
+  first_at: Timestamp;
+  last_at: Timestamp;
+  status: ColumnType<string, string | undefined, string>;
+  labels: JsonColumn<Record<string, unknown>>;
+}
+
+export interface TriageInboxTable {
+  id: Generated<number>;
+  tenant_id: string;
+  batch_id: string;
+  alert: JsonColumn<Record<string, unknown>>;
+  received_at: CreatedAt;
+  event_id: number | null;
+  action: TriageAction | null;
+  processed_at: NullableTimestamp;
+}
+
+export interface TriageRefsTable {
+  tenant_id: string;
+  ref: string;
+  event_id: number | null;
+}
+
 /** Every table the service owns, as Kysely sees it. */
 export interface Database {
   tenants: TenantsTable;
@@ -564,6 +671,15 @@ export interface Database {
   notifier_deliveries: NotifierDeliveriesTable;
   runbooks: RunbooksTable;
   resilience_runs: ResilienceRunsTable;
+  incidents: IncidentsTable;
+  incident_resources: IncidentResourcesTable;
+  incident_events: IncidentEventsTable;
+  war_rooms: WarRoomsTable;
+  war_room_participants: WarRoomParticipantsTable;
+  triage_rules: TriageRulesTable;
+  triage_events: TriageEventsTable;
+  triage_inbox: TriageInboxTable;
+  triage_refs: TriageRefsTable;
 }
 
 export type Tenant = Selectable<TenantsTable>;

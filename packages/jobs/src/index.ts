@@ -3,4 +3,5 @@ export * from './producer';
 export * from './worker-factory';
 export * from './run-log';
 export * from './run-hub';
-export { DelayedError, UnrecoverableError, Queue, Worker, type Job } from 'bullmq';
+export { DelayedError, UnrecoverableError, Queue, QueueEvents, Worker, type Job } from 'bullmq';
+export * from './timeline-log';

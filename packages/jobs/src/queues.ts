@@ -69,6 +69,20 @@ export const QUEUES = {
       ),
     },
   },
+  triage: {
+    jobs: {
+      // A batch of alerts posted to /api/v1/triage/alerts, waiting in triage_inbox; each is decided once.
+      alerts: job(z.object({ tenant_id: TenantId, batch_id: z.uuid() }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 500 },
+      }),
+      // The alert events a scan brought into the inventory that were not triaged yet.
+      scan: job(z.object({ tenant_id: TenantId, scan_id: z.uuid().optional() }), {
+        attempts: 3,
+        backoff: { type: 'exponential', delay: 5_000 },
+      }),
+    },
+  },
   reports: {
     jobs: {
       // A scheduled job carries only the tenant: the first attempt records period_to in the job, so a

@@ -1,7 +1,14 @@
 import type { Redis } from 'ioredis';
 import type { RunEvent } from '@opsi/contracts';
 import type { Logger } from '@opsi/logger';
-import { isTerminal, parseRunEntry, seqOfId, type RunEventLog, type StreamEntry } from './run-log';
+import { isTerminal, parseRunEntry, seqOfId, type StreamEntry } from './run-log';
+
+/** A log of numbered events, one Redis stream per key: agent runs (RunEventLog) and incident timelines. */
+export interface EventStreamLog {
+  streamKey(id: string): string;
+  read(id: string, afterSeq: number, count?: number): Promise<RunEvent[]>;
+  last(id: string): Promise<RunEvent | undefined>;
+}
 
 export interface RunSubscription {
   /** Stops delivery; safe to call more than once. */
@@ -59,7 +66,7 @@ export class RunStreamHub {
   private lastLostCheck = Date.now();
 
   constructor(
-    private readonly log: RunEventLog,
+    private readonly log: EventStreamLog,
     /** A dedicated connection with the blocking role: it spends its life inside XREAD BLOCK. */
     private readonly blocking: Redis,
     /** A command connection, for replays and wake-ups. */

@@ -13,6 +13,8 @@ describe('generated SDK types', () => {
       await readFile(new URL('../../../docs/openapi.json', import.meta.url), 'utf8'),
     );
     for (const path of Object.keys(document.paths)) expect(text).toContain(`"${path}": {`);
-    for (const schema of Object.keys(document.components.schemas)) expect(text).toContain(`${schema}: {`);
+    // A schema that admits any JSON (the triage intake takes several formats) is generated as `unknown`.
+    for (const schema of Object.keys(document.components.schemas))
+      expect(text).toMatch(new RegExp(`\\b${schema}: (\\{|unknown;)`));
   });
 });

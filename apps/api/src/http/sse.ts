@@ -1,6 +1,6 @@
 import type { Context } from 'koa';
 import type { RunEvent } from '@opsi/contracts';
-import type { RunStreamHub } from '@opsi/jobs';
+import { timelineEntryOf, type RunStreamHub } from '@opsi/jobs';
 
 export interface SseOptions {
   keepaliveMs: number;
@@ -164,4 +164,60 @@ export function waitForTerminal(
       })
       .then((s) => (subscription = s), reject);
   });
+}
+
+/** One incident timeline event as an SSE frame: `id:` is the event id, `event:` its kind. */
+export function timelineFrame(e: { id: number; kind: string }): string {
+  return `id: ${e.id}\nevent: ${e.kind}\ndata: ${JSON.stringify(e)}\n\n`;
+}
+
+/**
+ * Streams an incident's timeline: the events after `afterId` from Postgres (the truth), then live ones
+ * through the timeline hub (the run hub's machinery over the incident's Redis stream) from the last id
+ * replayed, so nothing falls between and nothing comes twice. Open until the client leaves.
+ */
+export async function streamTimeline(
+  ctx: Context,
+  hub: RunStreamHub,
+  incidentId: string,
+  afterId: number,
+  replay: (afterId: number) => Promise<Array<{ id: number; kind: string }>>,
+  o: SseOptions,
+) {
+  const res = openEventStream(ctx, o.headers);
+  let cursor = afterId;
+  const write = (frame: string) => {
+    if (!res.destroyed && !res.writableEnded) {
+      // A client that cannot keep up is dropped; it reconnects with Last-Event-ID.
+      if (res.writableLength > o.maxBufferedBytes) res.destroy();
+      else res.write(frame);
+    }
+  };
+  write(': stream open\n\n');
+  const keepalive = setInterval(() => write(': keepalive\n\n'), o.keepaliveMs);
+  const closed = new Promise<void>((resolve) => res.once('close', resolve));
+  let subscription: { close(): void } | undefined;
+  try {
+    for (;;) {
+      const batch = await replay(cursor);
+      if (!batch.length || res.destroyed) break;
+      write(batch.map(timelineFrame).join(''));
+      cursor = batch[batch.length - 1]!.id;
+      if (batch.length < 500) break;
+    }
+    if (!res.destroyed)
+      subscription = await hub.subscribe(incidentId, cursor, {
+        onEvents(events) {
+          const fresh = events.map(timelineEntryOf).filter((e) => e.id > cursor);
+          if (!fresh.length) return;
+          cursor = fresh[fresh.length - 1]!.id;
+          write(fresh.map(timelineFrame).join(''));
+        },
+      });
+  } catch (err) {
+    res.destroy(err as Error);
+  }
+  await closed;
+  clearInterval(keepalive);
+  subscription?.close();
 }

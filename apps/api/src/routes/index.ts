@@ -5,6 +5,7 @@ import { ciRoutes } from './ci.routes';
 import { cliLoginRoutes } from './cli-login.routes';
 import { docsRoutes } from './docs.routes';
 import { graphRoutes } from './graph.routes';
+import { incidentRoutes } from './incidents.routes';
 import { knowledgeRoutes } from './knowledge.routes';
 import { organizationRoutes } from './organization.routes';
 import { pageRoutes } from './pages.routes';
@@ -13,6 +14,7 @@ import { pulseRoutes } from './pulse.routes';
 import { serviceRoutes } from './service.routes';
 import { sessionRoutes } from './sessions.routes';
 import { tokenRoutes } from './tokens.routes';
+import { triageRoutes } from './triage.routes';
 
 /** Every API and page route; operational routes are added by the app (they need its metrics). */
 export const routes: RouteSpec[] = [
@@ -26,6 +28,8 @@ export const routes: RouteSpec[] = [
   ...knowledgeRoutes,
   ...ciRoutes,
   ...graphRoutes,
+  ...incidentRoutes,
+  ...triageRoutes,
   ...authRoutes,
   ...pageRoutes,
   ...cliLoginRoutes,

@@ -163,3 +163,42 @@ describe('sweepRuns', () => {
     );
   });
 });
+
+describe('sweepRuns and investigations', () => {
+  it('an investigation whose job is gone ends on its incident timeline too, once', async () => {
+    const incident = await t.db
+      .insertInto('incidents')
+      .values({ tenant_id: a.tenant.id, title: 'Lost investigation', created_by: 'test' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const runId = await insertRun('Investigate incident');
+    await t.db
+      .updateTable('agent_runs')
+      .set({ incident_id: incident.id, purpose: 'investigation' })
+      .where('id', '=', runId)
+      .execute();
+    const sweep = () =>
+      sweepRuns(
+        { db: t.db, log },
+        async (id) => (id === runId ? { state: 'missing' } : { state: 'active' }),
+        {
+          olderThanMs: 0,
+        },
+      );
+    await sweep();
+    await sweep();
+    const events = await t.db
+      .selectFrom('incident_events')
+      .select(['kind', 'body', 'actor', 'run_id'])
+      .where('incident_id', '=', incident.id)
+      .execute();
+    expect(events).toEqual([
+      {
+        kind: 'investigation_failed',
+        body: 'The investigation failed: The run was lost: its job is gone.',
+        actor: 'agent',
+        run_id: runId,
+      },
+    ]);
+  });
+});

@@ -2,10 +2,11 @@ import type { Redis } from 'ioredis';
 import { EngineError, type AgentEngine } from '@opsi/agent';
 import type { RunEvent, RunEventData, RunEventKind } from '@opsi/contracts';
 import { sql, type Db } from '@opsi/db';
-import { isTerminal, type JobProducer, type RunEventLog } from '@opsi/jobs';
+import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { availableTools, buildAgentTools } from '../agent/tools';
 import { listLearnings, markLearningsUsed } from '../knowledge/learnings';
+import { citedIds, incidentTurnContext, recordInvestigationEvent } from '../incidents/investigation';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
@@ -24,6 +25,10 @@ export interface StartRunInput {
   prompt: string;
   sessionId?: string | undefined;
   selectedTools?: string[] | undefined;
+  /** An investigation of this incident: the run and its session are bound to it. */
+  incidentId?: string | undefined;
+  purpose?: 'investigation' | undefined;
+  sessionName?: string | undefined;
 }
 
 const CANCELLED = 'Run cancelled: its session was deleted.';
@@ -75,16 +80,18 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
     // session is created or touched only if it is this tenant's (another tenant's id matches the
     // conflict but not its WHERE, so nothing follows), then the run and the prompt.
     const sessionId = input.sessionId ?? crypto.randomUUID();
-    const name = input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session';
+    const name = input.sessionName ?? (input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session');
+    const incidentId = input.incidentId ?? null;
     const created = await sql<{ id: string; session_id: string }>`
       with s as (
-        insert into agent_sessions (id, tenant_id, created_by, name)
-        values (${sessionId}, ${auth.tenant.id}, ${auth.user.id}, ${name})
+        insert into agent_sessions (id, tenant_id, created_by, name, incident_id)
+        values (${sessionId}, ${auth.tenant.id}, ${auth.user.id}, ${name}, ${incidentId}::uuid)
         on conflict (id) do update set updated_at = now() where agent_sessions.tenant_id = ${auth.tenant.id}
         returning id
       ), r as (
-        insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools)
-        select ${auth.tenant.id}, s.id, ${auth.token.id}, ${input.prompt}, ${input.selectedTools ?? null}::text[] from s
+        insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools, incident_id, purpose)
+        select ${auth.tenant.id}, s.id, ${auth.token.id}, ${input.prompt}, ${input.selectedTools ?? null}::text[],
+          ${incidentId}::uuid, ${input.purpose ?? null} from s
         returning id, session_id
       ), m as (
         insert into agent_messages (tenant_id, session_id, run_id, role, content)
@@ -288,6 +295,8 @@ export interface RunExecuteDeps {
   engine: AgentEngine;
   redisPrefix: string;
   turnTimeoutMs: number;
+  /** The live side of incident timelines, for investigations' events. */
+  timeline?: TimelineLog | undefined;
 }
 
 /**
@@ -315,6 +324,8 @@ export async function executeRun(
         'last_seq',
         'seq_reserved',
         'created_at',
+        'incident_id',
+        'purpose',
       ])
       .where('id', '=', runId)
       .executeTakeFirst(),
@@ -324,6 +335,21 @@ export async function executeRun(
   if (!run) return { outcome: 'gone' as const };
   if (last && isTerminal(last)) {
     await finishRun(deps.db, runId, last); // the worker died between the stream and the row
+    if (run.purpose === 'investigation' && run.incident_id) {
+      // ... or between the row and the timeline.
+      const completed = last.kind === 'run.completed';
+      const text = completed ? String(last.reply) : `The investigation failed: ${String(last.detail)}`;
+      await recordInvestigationEvent(
+        deps.db,
+        deps.timeline,
+        run.tenant_id,
+        run.incident_id,
+        runId,
+        completed ? 'investigation_completed' : 'investigation_failed',
+        text,
+        { session_id: run.session_id, ...(completed ? { cited: citedIds(text) } : {}) },
+      );
+    }
     return { outcome: 'already-ended' as const };
   }
   if (run.status === 'completed' || run.status === 'failed') return { outcome: 'already-ended' as const };
@@ -332,9 +358,37 @@ export async function executeRun(
     lastSeq: Math.max(run.last_seq, last?.seq ?? 0),
     reserved: run.seq_reserved,
   });
+  const investigation = run.purpose === 'investigation' && run.incident_id ? run.incident_id : undefined;
   const end = async (kind: 'run.completed' | 'run.failed', data: { reply: string } | { detail: string }) => {
     const terminal = await seq.append(kind, data as never);
     if (terminal) await finishRun(deps.db, runId, terminal);
+    if (investigation) {
+      // Written once per run, after the run's own terminal event (a retry after a crash here writes it then).
+      if (kind === 'run.completed') {
+        const reply = (data as { reply: string }).reply;
+        await recordInvestigationEvent(
+          deps.db,
+          deps.timeline,
+          run.tenant_id,
+          investigation,
+          runId,
+          'investigation_completed',
+          reply,
+          { session_id: run.session_id, cited: citedIds(reply) },
+        );
+      } else {
+        await recordInvestigationEvent(
+          deps.db,
+          deps.timeline,
+          run.tenant_id,
+          investigation,
+          runId,
+          'investigation_failed',
+          `The investigation failed: ${(data as { detail: string }).detail}`,
+          { session_id: run.session_id },
+        );
+      }
+    }
     return terminal;
   };
 
@@ -360,6 +414,17 @@ export async function executeRun(
   await (resumed
     ? seq.append('run.resumed', { attempt: ctx.attempt, after_seq: seq.known })
     : seq.append('run.started', { attempt: ctx.attempt }));
+  if (investigation)
+    await recordInvestigationEvent(
+      deps.db,
+      deps.timeline,
+      run.tenant_id,
+      investigation,
+      runId,
+      'investigation_started',
+      'The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.',
+      { session_id: run.session_id },
+    );
   // Postgres keeps a checkpoint of the last seq (tool results and the final message; the end sets it).
   const checkpoint = (n: number) =>
     deps.db
@@ -369,7 +434,18 @@ export async function executeRun(
       .where('last_seq', '<', n)
       .execute();
 
-  const [history, learnings] = await Promise.all([
+  // A turn bound to an incident (an investigation, or a war room's session) sees it.
+  const boundIncident =
+    run.incident_id ??
+    (
+      await deps.db
+        .selectFrom('agent_sessions')
+        .select('incident_id')
+        .where('id', '=', run.session_id)
+        .executeTakeFirst()
+    )?.incident_id ??
+    null;
+  const [history, learnings, incidentContext] = await Promise.all([
     deps.db
       .selectFrom('agent_messages')
       .select(['role', 'content'])
@@ -379,6 +455,7 @@ export async function executeRun(
       .orderBy('created_at')
       .execute(),
     listLearnings(deps.db, run.tenant_id, { limit: TURN_LEARNINGS }),
+    boundIncident ? incidentTurnContext(deps.db, run.tenant_id, boundIncident) : undefined,
   ]);
 
   const deadline = AbortSignal.timeout(deps.turnTimeoutMs);
@@ -397,6 +474,10 @@ export async function executeRun(
         ),
         signal,
         learnings: learnings.map(({ id, fact, service }) => ({ id, fact, service })),
+        incident:
+          boundIncident && incidentContext
+            ? { id: boundIncident, context: incidentContext, investigation: Boolean(investigation) }
+            : undefined,
       },
       async ({ kind, ...data }) => {
         const appended = await seq.append(kind, data as never);
@@ -455,23 +536,40 @@ export type JobState =
  * anywhere and concurrently: appends after a terminal event are refused, and finished rows never change.
  */
 export async function sweepRuns(
-  deps: { db: Db; log: RunEventLog },
+  deps: { db: Db; log: RunEventLog; timeline?: TimelineLog | undefined },
   jobOf: (runId: string) => Promise<{ state: JobState; failedReason?: string | undefined }>,
   opts: { olderThanMs: number; limit?: number },
 ) {
   const open = await deps.db
     .selectFrom('agent_runs')
-    .select(['id', 'last_seq', 'seq_reserved'])
+    .select(['id', 'last_seq', 'seq_reserved', 'tenant_id', 'session_id', 'incident_id', 'purpose'])
     .where('status', 'in', ['queued', 'running'])
     .where('created_at', '<', new Date(Date.now() - opts.olderThanMs))
     .orderBy('created_at')
     .limit(opts.limit ?? 500)
     .execute();
   let closed = 0;
+  // An investigation the sweeper closes still tells its incident's timeline how it ended.
+  const tellIncident = async (run: (typeof open)[number], terminal: RunEvent | null | undefined) => {
+    if (!terminal || run.purpose !== 'investigation' || !run.incident_id) return;
+    const completed = terminal.kind === 'run.completed';
+    const text = completed ? String(terminal.reply) : `The investigation failed: ${String(terminal.detail)}`;
+    await recordInvestigationEvent(
+      deps.db,
+      deps.timeline,
+      run.tenant_id,
+      run.incident_id,
+      run.id,
+      completed ? 'investigation_completed' : 'investigation_failed',
+      text,
+      { session_id: run.session_id, ...(completed ? { cited: citedIds(text) } : {}) },
+    );
+  };
   for (const run of open) {
     const last = await deps.log.last(run.id);
     if (last && isTerminal(last)) {
       await finishRun(deps.db, run.id, last);
+      await tellIncident(run, last);
       closed++;
       continue;
     }
@@ -489,6 +587,7 @@ export async function sweepRuns(
         Math.max(run.last_seq, run.seq_reserved),
       );
       if (terminal) await finishRun(deps.db, run.id, terminal);
+      await tellIncident(run, terminal);
       closed++;
     }
   }

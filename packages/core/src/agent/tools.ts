@@ -7,6 +7,7 @@ import { graphDrift } from '../graph/drift';
 import { graphRisks } from '../graph/graph.service';
 import { loadGraph } from '../graph/load';
 import { NotFound } from '../errors';
+import { buildIncidentTools } from '../incidents/agent-tools';
 import { listLearnings } from '../knowledge/learnings';
 import { listRunbooks, matchRunbooks, runbooksForFinding } from '../knowledge/runbooks';
 import { getFinding, listFindings, listRecommendations, pulseOverview } from '../pulse/findings';
@@ -624,6 +625,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
         return { rows: result.rows, row_count: result.rowCount, truncated: result.truncated };
       },
     },
+    ...buildIncidentTools(db, tenantId),
   ];
   return tools;
 }

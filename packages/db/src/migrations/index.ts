@@ -9,6 +9,7 @@ import * as runSeqReserved from './20261125T0130_run-seq-reserved';
 import * as graphAndResilience from './20261125T0200_graph-and-resilience';
 import * as graphSearchIndex from './20261125T0203_graph-search-index';
 import * as resolutionPlans from './20261125T0300_resolution-plans';
+import * as incidentsAndTriage from './20261125T0400_incidents-and-triage';
 import * as knowledge from './20261125T0600_knowledge';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
@@ -23,5 +24,6 @@ export const migrations: Record<string, Migration> = {
   '20261125T0200_graph-and-resilience': graphAndResilience,
   '20261125T0203_graph-search-index': graphSearchIndex,
   '20261125T0300_resolution-plans': resolutionPlans,
+  '20261125T0400_incidents-and-triage': incidentsAndTriage,
   '20261125T0600_knowledge': knowledge,
 };

@@ -111,13 +111,28 @@ export const incident: Handler = async (ctx) => {
   const days = req.days ?? 2;
   const parts: string[] = [];
   const prompt = req.prompt.toLowerCase();
+  // Incident records first: the open ones are named, so an answer never says there are none when there are.
+  let openIncidents: Array<{ id: string; title: string; severity: string; status: string }> | undefined;
+  if (box.has('list_incidents') && (req.incidentName || /\b(?:incidents?|outages?)\b/.test(prompt))) {
+    openIncidents = ok(
+      await box.call<{ incidents: Array<{ id: string; title: string; severity: string; status: string }> }>(
+        'list_incidents',
+        { status: 'active', limit: 5 },
+      ),
+    )?.incidents;
+  }
+  const openNote = openIncidents?.length
+    ? ` Incidents not resolved: ${openIncidents.map((i) => `${i.title} (${i.severity}, ${i.status}, incident ${i.id})`).join('; ')}.`
+    : '';
   if (req.incidentName)
     parts.push(
-      `There is no incident record ${quoted(ctx, req.incidentName) ? `called ${quoted(ctx, req.incidentName)}` : 'with that id'}: this service does not keep incident records yet, so I cannot look one up by its id. Here is what the alerts and the inventory changes show instead.`,
+      `There is no incident record ${quoted(ctx, req.incidentName) ? `called ${quoted(ctx, req.incidentName)}` : 'with that id'}: incident ids here are UUIDs.${openNote} Here is what the alerts and the inventory changes show instead.`,
     );
   else if (/\b(?:incidents?|outages?)\b/.test(prompt))
     parts.push(
-      'This service does not keep incident records yet, so this is reconstructed from the alerts and the inventory changes.',
+      openIncidents?.length
+        ? `${openNote.trim()} Here is what the alerts and the inventory changes show.`
+        : 'No incident record is open in this tenant, so this is reconstructed from the alerts and the inventory changes.',
     );
   const alerts = ok(await box.call<RecentAlerts>('recent_alerts', { days }))?.alerts ?? [];
   const changes = box.has('recent_changes')

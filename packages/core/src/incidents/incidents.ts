@@ -1,0 +1,372 @@
+import {
+  sql,
+  type Db,
+  type IncidentSeverity,
+  type IncidentStatus,
+  type Transaction,
+  type Database,
+} from '@opsi/db';
+import type { TimelineEntry, TimelineLog } from '@opsi/jobs';
+import type { Auth } from '../context';
+import { NotFound } from '../errors';
+
+/** What incident writes need: the database, and the live side of timelines. */
+export interface IncidentDeps {
+  db: Db;
+  timeline: TimelineLog;
+}
+
+type Tx = Transaction<Database> | Db;
+
+const NODE_COLUMNS = [
+  'r.id',
+  'r.arn',
+  'r.native_id',
+  'r.type',
+  'r.name',
+  'r.account_id',
+  'r.region',
+] as const;
+
+export interface GraphNodeRow {
+  id: string;
+  arn: string;
+  native_id: string;
+  type: string;
+  name: string | null;
+  account_id: string;
+  region: string;
+}
+
+/** Graph nodes of the tenant's inventory by ARN (deleted resources are left out). */
+export async function nodesByArn(
+  db: Tx,
+  tenantId: string,
+  arns: string[],
+): Promise<Map<string, GraphNodeRow>> {
+  if (!arns.length) return new Map();
+  const rows = await db
+    .selectFrom('resources as r')
+    .select(NODE_COLUMNS)
+    .where('r.tenant_id', '=', tenantId)
+    .where('r.arn', 'in', [...new Set(arns)])
+    .where('r.deleted_at', 'is', null)
+    .execute();
+  return new Map(rows.map((r) => [r.arn, r]));
+}
+
+/** The actor string of a person (as learnings record it). */
+export function actorOf(auth: Auth): string {
+  return `user:${auth.user.email}`;
+}
+
+const INCIDENT_COLUMNS = [
+  'i.id',
+  'i.title',
+  'i.severity',
+  'i.status',
+  'i.description',
+  'i.created_at',
+  'i.updated_at',
+  'i.resolved_at',
+  'i.started_at',
+  'i.source',
+  'i.created_by',
+  'i.recurrence_of',
+] as const;
+
+async function shape(db: Tx, tenantId: string, rows: Array<{ id: string } & Record<string, unknown>>) {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id);
+  const [resources, rooms, alerts] = await Promise.all([
+    db
+      .selectFrom('incident_resources as ir')
+      .innerJoin('resources as r', (j) =>
+        j.onRef('r.arn', '=', 'ir.arn').onRef('r.tenant_id', '=', 'ir.tenant_id'),
+      )
+      .select(['ir.incident_id', ...NODE_COLUMNS])
+      .where('ir.tenant_id', '=', tenantId)
+      .where('ir.incident_id', 'in', ids)
+      .where('r.deleted_at', 'is', null)
+      .orderBy('ir.added_at')
+      .orderBy('r.arn')
+      .execute(),
+    db
+      .selectFrom('war_rooms')
+      .select(['id', 'incident_id', 'session_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('incident_id', 'in', ids)
+      .execute(),
+    db
+      .selectFrom('triage_events')
+      .select(['incident_id', sql<number>`sum(count)::int`.as('n')])
+      .where('tenant_id', '=', tenantId)
+      .where('incident_id', 'in', ids)
+      .groupBy('incident_id')
+      .execute(),
+  ]);
+  return rows.map((r) => ({
+    ...(r as unknown as IncidentRow),
+    resources: resources.filter((x) => x.incident_id === r.id).map(({ incident_id: _i, ...node }) => node),
+    war_room: (() => {
+      const room = rooms.find((x) => x.incident_id === r.id);
+      return room ? { id: room.id, session_id: room.session_id } : null;
+    })(),
+    alert_count: alerts.find((a) => a.incident_id === r.id)?.n ?? 0,
+  }));
+}
+
+interface IncidentRow {
+  id: string;
+  title: string;
+  severity: IncidentSeverity;
+  status: IncidentStatus;
+  description: string | null;
+  created_at: Date;
+  updated_at: Date;
+  resolved_at: Date | null;
+  started_at: Date;
+  source: 'manual' | 'triage';
+  created_by: string;
+  recurrence_of: string | null;
+}
+
+export type Incident = Awaited<ReturnType<typeof shape>>[number];
+
+/** A tenant's incidents, newest first. */
+export async function listIncidents(
+  db: Db,
+  tenantId: string,
+  f: {
+    status?: IncidentStatus | undefined;
+    severity?: IncidentSeverity | undefined;
+    limit: number;
+    offset: number;
+  },
+) {
+  let q = db.selectFrom('incidents as i').select(INCIDENT_COLUMNS).where('i.tenant_id', '=', tenantId);
+  if (f.status) q = q.where('i.status', '=', f.status);
+  if (f.severity) q = q.where('i.severity', '=', f.severity);
+  const rows = await q
+    .orderBy('i.created_at', 'desc')
+    .orderBy('i.id', 'desc')
+    .limit(f.limit)
+    .offset(f.offset)
+    .execute();
+  return shape(db, tenantId, rows);
+}
+
+/** One incident of the tenant; another tenant's id is 404 like a missing one. */
+export async function getIncident(db: Tx, tenantId: string, id: string): Promise<Incident> {
+  const row = await db
+    .selectFrom('incidents as i')
+    .select(INCIDENT_COLUMNS)
+    .where('i.tenant_id', '=', tenantId)
+    .where('i.id', '=', id)
+    .executeTakeFirst();
+  if (!row) throw new NotFound('No such incident.');
+  return (await shape(db, tenantId, [row]))[0]!;
+}
+
+function wire(row: {
+  id: number | string;
+  incident_id: string;
+  kind: string;
+  body: string;
+  actor: string;
+  created_at: Date;
+  data: Record<string, unknown>;
+}): TimelineEntry & { data: Record<string, unknown> } {
+  return {
+    id: Number(row.id),
+    incident_id: row.incident_id,
+    kind: row.kind,
+    body: row.body,
+    actor: row.actor,
+    created_at: row.created_at.toISOString(),
+    data: row.data ?? {},
+  };
+}
+
+export interface NewTimelineEvent {
+  kind: string;
+  body: string;
+  actor: string;
+  data?: Record<string, unknown>;
+  /** An investigation's events carry its run: each (run, kind) is written once. */
+  runId?: string;
+}
+
+/**
+ * Appends a timeline event inside the caller's transaction, under the incident's row lock, so an
+ * incident's events commit in id order and the live stream receives them in that order. Answers
+ * undefined when the (run, kind) event already exists.
+ */
+export async function appendTimelineEvent(
+  tx: Transaction<Database>,
+  timeline: TimelineLog | undefined,
+  tenantId: string,
+  incidentId: string,
+  e: NewTimelineEvent,
+) {
+  await sql`select 1 from incidents where id = ${incidentId} and tenant_id = ${tenantId} for update`.execute(
+    tx,
+  );
+  const row = await tx
+    .insertInto('incident_events')
+    .values({
+      tenant_id: tenantId,
+      incident_id: incidentId,
+      kind: e.kind,
+      body: e.body,
+      actor: e.actor,
+      data: JSON.stringify(e.data ?? {}),
+      run_id: e.runId ?? null,
+    })
+    .onConflict((oc) =>
+      oc.columns(['incident_id', 'run_id', 'kind']).where('run_id', 'is not', null).doNothing(),
+    )
+    .returning(['id', 'incident_id', 'kind', 'body', 'actor', 'created_at', 'data'])
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const event = wire(row);
+  await timeline?.append(event);
+  return event;
+}
+
+/** Opens an incident by hand: one `created` timeline event. */
+export async function createIncident(
+  deps: IncidentDeps,
+  auth: Auth,
+  input: { title: string; severity: IncidentSeverity; description?: string | undefined },
+) {
+  const id = await deps.db.transaction().execute(async (tx) => {
+    const row = await tx
+      .insertInto('incidents')
+      .values({
+        tenant_id: auth.tenant.id,
+        title: input.title,
+        severity: input.severity,
+        description: input.description ?? null,
+        created_by: actorOf(auth),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await appendTimelineEvent(tx, deps.timeline, auth.tenant.id, row.id, {
+      kind: 'created',
+      body: `Incident opened: ${input.title} (${input.severity}).`,
+      actor: actorOf(auth),
+      data: { severity: input.severity, source: 'manual' },
+    });
+    return row.id;
+  });
+  return getIncident(deps.db, auth.tenant.id, id);
+}
+
+/** Changes status, severity, title or description; each change is a timeline event. */
+export async function patchIncident(
+  deps: IncidentDeps,
+  auth: Auth,
+  id: string,
+  patch: {
+    status?: IncidentStatus | undefined;
+    severity?: IncidentSeverity | undefined;
+    title?: string | undefined;
+    description?: string | null | undefined;
+  },
+) {
+  const tenantId = auth.tenant.id;
+  await deps.db.transaction().execute(async (tx) => {
+    const current = await tx
+      .selectFrom('incidents')
+      .select(['status', 'severity', 'title', 'description'])
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!current) throw new NotFound('No such incident.');
+    const actor = actorOf(auth);
+    const events: NewTimelineEvent[] = [];
+    const set: Record<string, unknown> = {};
+    if (patch.status && patch.status !== current.status) {
+      set.status = patch.status;
+      set.resolved_at = patch.status === 'resolved' ? new Date() : null;
+      events.push({
+        kind: 'status_changed',
+        body: `Status changed from ${current.status} to ${patch.status}.`,
+        actor,
+        data: { from: current.status, to: patch.status },
+      });
+    }
+    if (patch.severity && patch.severity !== current.severity) {
+      set.severity = patch.severity;
+      events.push({
+        kind: 'severity_changed',
+        body: `Severity changed from ${current.severity} to ${patch.severity}.`,
+        actor,
+        data: { from: current.severity, to: patch.severity },
+      });
+    }
+    if (patch.title !== undefined && patch.title !== current.title) {
+      set.title = patch.title;
+      events.push({
+        kind: 'title_changed',
+        body: `Title changed to "${patch.title}".`,
+        actor,
+        data: { from: current.title, to: patch.title },
+      });
+    }
+    if (patch.description !== undefined && patch.description !== current.description) {
+      set.description = patch.description;
+      events.push({ kind: 'description_changed', body: 'Description updated.', actor, data: {} });
+    }
+    if (!events.length) return;
+    await tx
+      .updateTable('incidents')
+      .set({ ...set, updated_at: new Date() })
+      .where('id', '=', id)
+      .execute();
+    for (const e of events) await appendTimelineEvent(tx, deps.timeline, tenantId, id, e);
+  });
+  return getIncident(deps.db, tenantId, id);
+}
+
+/** The timeline after `afterId` (exactly the events with a greater id), oldest first. */
+export async function listTimeline(db: Db, tenantId: string, incidentId: string, afterId = 0, limit = 500) {
+  const exists = await db
+    .selectFrom('incidents')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', incidentId)
+    .executeTakeFirst();
+  if (!exists) throw new NotFound('No such incident.');
+  const rows = await db
+    .selectFrom('incident_events')
+    .select(['id', 'incident_id', 'kind', 'body', 'actor', 'created_at', 'data'])
+    .where('tenant_id', '=', tenantId)
+    .where('incident_id', '=', incidentId)
+    .where('id', '>', afterId)
+    .orderBy('id')
+    .limit(limit)
+    .execute();
+  return rows.map(wire);
+}
+
+/** A note on the timeline. */
+export async function addTimelineNote(deps: IncidentDeps, auth: Auth, incidentId: string, body: string) {
+  return deps.db.transaction().execute(async (tx) => {
+    const found = await tx
+      .selectFrom('incidents')
+      .select('id')
+      .where('tenant_id', '=', auth.tenant.id)
+      .where('id', '=', incidentId)
+      .executeTakeFirst();
+    if (!found) throw new NotFound('No such incident.');
+    await tx.updateTable('incidents').set({ updated_at: new Date() }).where('id', '=', incidentId).execute();
+    return (await appendTimelineEvent(tx, deps.timeline, auth.tenant.id, incidentId, {
+      kind: 'note',
+      body,
+      actor: actorOf(auth),
+    }))!;
+  });
+}

@@ -1,0 +1,449 @@
+import {
+  sql,
+  type Database,
+  type Db,
+  type IncidentSeverity,
+  type TriageAction,
+  type Transaction,
+} from '@opsi/db';
+import type { TimelineLog } from '@opsi/jobs';
+import { appendTimelineEvent } from '../incidents/incidents';
+import { relatedResources } from '../incidents/queries';
+import type { AlertSeverity, NormalizedAlert } from './normalize';
+
+/** What the pipeline needs: the database, the live timeline, and its windows. */
+export interface TriageDeps {
+  db: Db;
+  timeline?: TimelineLog | undefined;
+  dedupeWindowMinutes: number;
+  correlationWindowMinutes: number;
+}
+
+export interface TriageDecision {
+  event_id: number;
+  action: TriageAction;
+  incident_id: string | null;
+}
+
+export interface TriageRuleView {
+  id: string;
+  name: string;
+  kind: 'dedupe' | 'suppress' | 'correlate' | 'route';
+  match: Record<string, unknown>;
+  action: Record<string, unknown>;
+  enabled: boolean;
+  built_in: boolean;
+}
+
+/** The rules every tenant has; a tenant's own rules come first. */
+export function builtInRules(
+  deps: Pick<TriageDeps, 'dedupeWindowMinutes' | 'correlationWindowMinutes'>,
+): TriageRuleView[] {
+  return [
+    {
+      id: 'builtin:dedupe-fingerprint',
+      name: 'Repeats of one alert (same fingerprint) within the window are one event with a count',
+      kind: 'dedupe',
+      match: { fingerprint: '*' },
+      action: { window_minutes: deps.dedupeWindowMinutes },
+      enabled: true,
+      built_in: true,
+    },
+    {
+      id: 'builtin:suppress-info',
+      name: 'Informational alerts are counted, never paged',
+      kind: 'suppress',
+      match: { severity: ['info'] },
+      action: { suppress: true },
+      enabled: true,
+      built_in: true,
+    },
+    {
+      id: 'builtin:suppress-resolved',
+      name: 'A resolved notification for nothing that was firing is counted only',
+      kind: 'suppress',
+      match: { status: 'resolved' },
+      action: { suppress: true },
+      enabled: true,
+      built_in: true,
+    },
+    {
+      id: 'builtin:correlate-graph',
+      name: 'An alert joins an open incident on the same resource, or one connected to it in the graph',
+      kind: 'correlate',
+      match: {},
+      action: {
+        same_resource: true,
+        graph: 'dependencies or dependents',
+        graph_depth: 3,
+        window_minutes: deps.correlationWindowMinutes,
+      },
+      enabled: true,
+      built_in: true,
+    },
+    {
+      id: 'builtin:route-critical-high',
+      name: 'Critical and high alerts that match no incident open one',
+      kind: 'route',
+      match: { severity: ['critical', 'high'] },
+      action: { open_incident: true },
+      enabled: true,
+      built_in: true,
+    },
+  ];
+}
+
+/** Does a rule's match select this alert? Keys: fingerprint, severity, source, status, title_contains, labels. */
+export function ruleMatches(match: Record<string, unknown>, a: NormalizedAlert): boolean {
+  const list = (v: unknown) => (Array.isArray(v) ? v.map(String) : [String(v)]);
+  if (
+    match.fingerprint !== undefined &&
+    match.fingerprint !== '*' &&
+    !list(match.fingerprint).includes(a.fingerprint)
+  )
+    return false;
+  if (match.severity !== undefined && !list(match.severity).includes(a.severity)) return false;
+  if (match.source !== undefined && !list(match.source).includes(a.source)) return false;
+  if (match.status !== undefined && !list(match.status).includes(a.status)) return false;
+  if (
+    typeof match.title_contains === 'string' &&
+    !a.title.toLowerCase().includes(match.title_contains.toLowerCase())
+  )
+    return false;
+  if (match.labels && typeof match.labels === 'object') {
+    for (const [k, v] of Object.entries(match.labels as Record<string, unknown>))
+      if (a.labels[k] !== String(v)) return false;
+  }
+  return true;
+}
+
+const INCIDENT_SEVERITY: Record<AlertSeverity, IncidentSeverity> = {
+  critical: 'SEV1',
+  high: 'SEV2',
+  medium: 'SEV3',
+  low: 'SEV4',
+  info: 'SEV4',
+};
+
+type Tx = Transaction<Database>;
+
+async function lock(tx: Tx, key: string) {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(tx);
+}
+
+/** The inventory resource an alert names: ARN, native id, name, or the tail of an ARN (a CloudWatch dimension). */
+export async function matchResource(db: Db | Tx, tenantId: string, ref: string | null) {
+  if (!ref) return undefined;
+  const row = await db
+    .selectFrom('resources')
+    .select(['arn', 'name'])
+    .where('tenant_id', '=', tenantId)
+    .where('deleted_at', 'is', null)
+    .where((eb) =>
+      eb.or([
+        eb('arn', '=', ref),
+        eb('native_id', '=', ref),
+        eb('name', '=', ref),
+        ...(ref.includes('/') ? [eb('arn', 'like', `%/${ref.replace(/[\\%_]/g, (c) => `\\${c}`)}`)] : []),
+      ]),
+    )
+    .orderBy(
+      sql`case when arn = ${ref} then 0 when native_id = ${ref} then 1 when name = ${ref} then 2 else 3 end`,
+    )
+    .orderBy('arn')
+    .limit(1)
+    .executeTakeFirst();
+  return row;
+}
+
+async function tenantRules(tx: Tx, tenantId: string): Promise<TriageRuleView[]> {
+  const rows = await tx
+    .selectFrom('triage_rules')
+    .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
+    .where('tenant_id', '=', tenantId)
+    .where('enabled', '=', true)
+    .orderBy('created_at')
+    .execute();
+  return rows.map((r) => ({ ...r, built_in: false }));
+}
+
+/** What the caller records with a decision, in the same statement or transaction. */
+export type Bookkeeping = { inboxId: number } | { ref: string } | undefined;
+
+async function keep(tx: Tx, tenantId: string, book: Bookkeeping, d: TriageDecision) {
+  if (!book) return;
+  if ('inboxId' in book)
+    await tx
+      .updateTable('triage_inbox')
+      .set({ event_id: d.event_id, action: d.action, processed_at: new Date() })
+      .where('id', '=', book.inboxId)
+      .execute();
+  else
+    await tx
+      .insertInto('triage_refs')
+      .values({ tenant_id: tenantId, ref: book.ref, event_id: d.event_id })
+      .execute();
+}
+
+/**
+ * Decides one alert. A repeat (same fingerprint within the window) is one statement: the event's count
+ * goes up and the caller's bookkeeping is written with it, atomically. Anything else is one transaction:
+ * under the fingerprint's lock (re-checking for a repeat) and the tenant's, suppress by rule, else
+ * correlate with an open incident (same resource, or connected in the graph, alerted within the window)
+ * and attach, else open an incident when a route rule says so (linking the last resolved incident with
+ * the same fingerprint as its recurrence), else record it as new. Two alerts of one problem never open
+ * two incidents.
+ */
+export async function decideAlert(
+  deps: TriageDeps,
+  tenantId: string,
+  a: NormalizedAlert,
+  book?: Bookkeeping,
+): Promise<TriageDecision> {
+  const at = new Date(a.starts_at);
+  const windowMs = deps.dedupeWindowMinutes * 60_000;
+  const fast = await repeat(deps.db, tenantId, a, at, windowMs, book);
+  if (fast) return fast;
+  return deps.db.transaction().execute(async (tx) => {
+    await lock(tx, `${tenantId}:triage:fp:${a.fingerprint}`);
+    const again = await repeat(tx, tenantId, a, at, windowMs, book);
+    if (again) return again;
+    await lock(tx, `${tenantId}:triage`);
+    const decision = await decideNew(deps, tx, tenantId, a, at);
+    await keep(tx, tenantId, book, decision);
+    return decision;
+  });
+}
+
+/** The repeat of an alert already seen within the window: counted on its event, with the bookkeeping, in one statement. */
+async function repeat(
+  db: Db | Tx,
+  tenantId: string,
+  a: NormalizedAlert,
+  at: Date,
+  windowMs: number,
+  book: Bookkeeping,
+): Promise<TriageDecision | undefined> {
+  const bookkeeping =
+    book && 'inboxId' in book
+      ? sql`, b as (update triage_inbox set event_id = d.id, action = 'deduplicated', processed_at = now() from d where triage_inbox.id = ${book.inboxId})`
+      : book
+        ? sql`, b as (insert into triage_refs (tenant_id, ref, event_id) select ${tenantId}, ${book.ref}, d.id from d)`
+        : sql``;
+  const rows = await sql<{ id: string; incident_id: string | null }>`
+    with d as (
+      update triage_events set count = count + 1, last_at = greatest(last_at, ${at}), first_at = least(first_at, ${at}),
+        status = ${a.status}
+      where id = (
+        select id from triage_events
+        where tenant_id = ${tenantId} and fingerprint = ${a.fingerprint}
+          and last_at >= ${new Date(at.getTime() - windowMs)} and first_at <= ${new Date(at.getTime() + windowMs)}
+        order by last_at desc limit 1)
+      returning id, incident_id)${bookkeeping}
+    select id, incident_id from d`.execute(db);
+  const row = rows.rows[0];
+  return row ? { event_id: Number(row.id), action: 'deduplicated', incident_id: row.incident_id } : undefined;
+}
+
+async function decideNew(deps: TriageDeps, tx: Tx, tenantId: string, a: NormalizedAlert, at: Date) {
+  const rules = [...(await tenantRules(tx, tenantId)), ...builtInRules(deps)];
+  const resource = await matchResource(tx, tenantId, a.resource);
+  const arn = resource?.arn ?? null;
+  const insertEvent = async (action: TriageAction, incidentId: string | null) =>
+    Number(
+      (
+        await tx
+          .insertInto('triage_events')
+          .values({
+            tenant_id: tenantId,
+            source: a.source,
+            fingerprint: a.fingerprint,
+            title: a.title,
+            severity: a.severity,
+            arn,
+            action,
+            incident_id: incidentId,
+            first_at: at,
+            last_at: at,
+            status: a.status,
+            labels: JSON.stringify(a.labels),
+          })
+          .returning('id')
+          .executeTakeFirstOrThrow()
+      ).id,
+    );
+
+  const suppress = rules.find((r) => r.kind === 'suppress' && ruleMatches(r.match, a));
+  if (suppress)
+    return {
+      event_id: await insertEvent('suppressed', null),
+      action: 'suppressed' as const,
+      incident_id: null,
+    };
+
+  // Correlate: open incidents alerted within the window, on this resource or one connected to it.
+  const correlate = rules.find((r) => r.kind === 'correlate' && ruleMatches(r.match, a));
+  if (correlate) {
+    const windowMs = Number(correlate.action.window_minutes ?? deps.correlationWindowMinutes) * 60_000;
+    const open = await tx
+      .selectFrom('incidents')
+      .select(['id', 'title'])
+      .where('tenant_id', '=', tenantId)
+      .where('status', '<>', 'resolved')
+      .where(sql<boolean>`coalesce(last_alert_at, started_at) >= ${new Date(at.getTime() - windowMs)}`)
+      .where(sql<boolean>`started_at <= ${new Date(at.getTime() + windowMs)}`)
+      .orderBy('created_at', 'desc')
+      .execute();
+    if (open.length) {
+      let match: { id: string; title: string } | undefined;
+      let how = '';
+      const members = await tx
+        .selectFrom('incident_resources')
+        .select(['incident_id', 'arn'])
+        .where(
+          'incident_id',
+          'in',
+          open.map((o) => o.id),
+        )
+        .execute();
+      if (arn) {
+        const same = members.find((m) => m.arn === arn);
+        if (same) {
+          match = open.find((o) => o.id === same.incident_id);
+          how = 'same resource';
+        } else {
+          // Inside the transaction: embedded Postgres (PGlite) has one connection, which it holds.
+          const related = await relatedResources(tx, tenantId, arn, {
+            depth: Number(correlate.action.graph_depth ?? 3),
+          });
+          const near = related.find((r) => members.some((m) => m.arn === r.arn));
+          if (near) {
+            const member = members.find((m) => m.arn === near.arn)!;
+            match = open.find((o) => o.id === member.incident_id);
+            how = `connected in the graph to ${near.arn} (${near.via.join(' → ')})`;
+          }
+        }
+      } else {
+        // No resource: an incident that already has this fingerprint.
+        const same = await tx
+          .selectFrom('triage_events')
+          .select('incident_id')
+          .where('tenant_id', '=', tenantId)
+          .where('fingerprint', '=', a.fingerprint)
+          .where(
+            'incident_id',
+            'in',
+            open.map((o) => o.id),
+          )
+          .limit(1)
+          .executeTakeFirst();
+        if (same) {
+          match = open.find((o) => o.id === same.incident_id);
+          how = 'same fingerprint';
+        }
+      }
+      if (match) {
+        const eventId = await insertEvent('correlated', match.id);
+        await attach(deps, tx, tenantId, match.id, a, arn, at, eventId, how);
+        return { event_id: eventId, action: 'correlated' as const, incident_id: match.id };
+      }
+    }
+  }
+
+  const route = rules.find((r) => r.kind === 'route' && ruleMatches(r.match, a));
+  if (route && route.action.open_incident !== false && a.status === 'firing') {
+    const severity = (route.action.severity as IncidentSeverity | undefined) ?? INCIDENT_SEVERITY[a.severity];
+    const title = `${a.title}${resource?.name ? ` on ${resource.name}` : ''}`.slice(0, 300);
+    // A recurrence: the last resolved incident that had this fingerprint.
+    const past = await tx
+      .selectFrom('incidents as i')
+      .innerJoin('triage_events as t', 't.incident_id', 'i.id')
+      .select(['i.id', 'i.title', 'i.resolved_at'])
+      .where('i.tenant_id', '=', tenantId)
+      .where('i.status', '=', 'resolved')
+      .where('t.fingerprint', '=', a.fingerprint)
+      .orderBy('i.started_at', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    const incident = await tx
+      .insertInto('incidents')
+      .values({
+        tenant_id: tenantId,
+        title,
+        severity,
+        source: 'triage',
+        created_by: 'triage',
+        started_at: at,
+        last_alert_at: at,
+        recurrence_of: past?.id ?? null,
+        description: `Opened by triage rule ${route.id} from a ${a.severity} alert (${a.source}, fingerprint ${a.fingerprint}).`,
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    await appendTimelineEvent(tx, deps.timeline, tenantId, incident.id, {
+      kind: 'created',
+      body: `Incident opened by triage: ${title} (${severity}).`,
+      actor: 'triage',
+      data: { severity, source: 'triage', rule: route.id },
+    });
+    const eventId = await insertEvent('incident_opened', incident.id);
+    await attach(deps, tx, tenantId, incident.id, a, arn, at, eventId, 'opened it');
+    if (past)
+      await appendTimelineEvent(tx, deps.timeline, tenantId, incident.id, {
+        kind: 'linked',
+        body: `Recurrence of incident ${past.id} (${past.title}), which had the same alert (fingerprint ${a.fingerprint}).`,
+        actor: 'triage',
+        data: { incident_id: past.id, relation: 'recurrence_of', fingerprint: a.fingerprint },
+      });
+    if (a.ends_at && new Date(a.ends_at) <= new Date()) {
+      // A past alert that had already ended: its incident is history.
+      await tx
+        .updateTable('incidents')
+        .set({ status: 'resolved', resolved_at: new Date(a.ends_at) })
+        .where('id', '=', incident.id)
+        .execute();
+      await tx.updateTable('triage_events').set({ status: 'resolved' }).where('id', '=', eventId).execute();
+      await appendTimelineEvent(tx, deps.timeline, tenantId, incident.id, {
+        kind: 'status_changed',
+        body: `Status changed from open to resolved: the alert ended at ${a.ends_at}.`,
+        actor: 'triage',
+        data: { from: 'open', to: 'resolved' },
+      });
+    }
+    return { event_id: eventId, action: 'incident_opened' as const, incident_id: incident.id };
+  }
+  return { event_id: await insertEvent('new', null), action: 'new' as const, incident_id: null };
+}
+
+async function attach(
+  deps: TriageDeps,
+  tx: Tx,
+  tenantId: string,
+  incidentId: string,
+  a: NormalizedAlert,
+  arn: string | null,
+  at: Date,
+  eventId: number,
+  how: string,
+) {
+  if (arn)
+    await tx
+      .insertInto('incident_resources')
+      .values({ tenant_id: tenantId, incident_id: incidentId, arn })
+      .onConflict((oc) => oc.columns(['incident_id', 'arn']).doNothing())
+      .execute();
+  await tx
+    .updateTable('incidents')
+    .set({
+      last_alert_at: sql<Date>`greatest(coalesce(last_alert_at, ${at}), ${at})`,
+      updated_at: new Date(),
+    })
+    .where('id', '=', incidentId)
+    .execute();
+  await appendTimelineEvent(tx, deps.timeline, tenantId, incidentId, {
+    kind: 'alert_attached',
+    body: `Alert ${a.title} (${a.severity}, ${a.source}) attached: ${how}.`,
+    actor: 'triage',
+    data: { triage_event_id: eventId, fingerprint: a.fingerprint, arn, at: at.toISOString() },
+  });
+}

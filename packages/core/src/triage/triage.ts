@@ -1,0 +1,184 @@
+import { sql, type Db } from '@opsi/db';
+import { nodesByArn } from '../incidents/incidents';
+import { decideAlert, builtInRules, type TriageDeps, type TriageDecision } from './pipeline';
+import { normalizeAlerts, normalizeInventoryAlert } from './normalize';
+
+/**
+ * Takes a posted body into the triage inbox: recognised and validated first (a 400 stores nothing), then
+ * every alert in one insert under one batch id, which the triage job then decides.
+ */
+export async function acceptAlerts(db: Db, tenantId: string, body: unknown) {
+  const alerts = normalizeAlerts(body);
+  const batchId = crypto.randomUUID();
+  await db
+    .insertInto('triage_inbox')
+    .values(alerts.map((a) => ({ tenant_id: tenantId, batch_id: batchId, alert: JSON.stringify(a) })))
+    .execute();
+  return { batchId, accepted: alerts.length };
+}
+
+/** The triage job for a posted batch: decides each alert not decided yet, in order (a retry goes on). */
+export async function processAlertBatch(deps: TriageDeps, tenantId: string, batchId: string) {
+  const rows = await deps.db
+    .selectFrom('triage_inbox')
+    .select(['id', 'alert'])
+    .where('tenant_id', '=', tenantId)
+    .where('batch_id', '=', batchId)
+    .where('processed_at', 'is', null)
+    .orderBy('id')
+    .execute();
+  const counts: Record<string, number> = {};
+  const decisions: TriageDecision[] = [];
+  for (const row of rows) {
+    const d = await decideAlert(deps, tenantId, row.alert as never, { inboxId: Number(row.id) });
+    counts[d.action] = (counts[d.action] ?? 0) + 1;
+    decisions.push(d);
+  }
+  // The job's result carries the decisions, so the API that waits on it need not read them back.
+  return { batch_id: batchId, decided: rows.length, counts, decisions };
+}
+
+/** The decisions of a batch, in the order its alerts came (pending ones are left out). */
+export async function batchDecisions(db: Db, tenantId: string, batchId: string): Promise<TriageDecision[]> {
+  const rows = await db
+    .selectFrom('triage_inbox as b')
+    .leftJoin('triage_events as e', 'e.id', 'b.event_id')
+    .select(['b.event_id', 'b.action', 'e.incident_id'])
+    .where('b.tenant_id', '=', tenantId)
+    .where('b.batch_id', '=', batchId)
+    .where('b.processed_at', 'is not', null)
+    .orderBy('b.id')
+    .execute();
+  return rows.map((r) => ({
+    event_id: Number(r.event_id),
+    action: r.action!,
+    incident_id: r.incident_id ?? null,
+  }));
+}
+
+/**
+ * The triage job after a scan: the inventory's alert events not triaged yet, oldest first, each decided
+ * once (its reference is written in the decision's transaction).
+ */
+export async function triageInventoryAlerts(deps: TriageDeps, tenantId: string) {
+  const events = await deps.db
+    .selectFrom('inventory_events as e')
+    .select(['e.id', 'e.name', 'e.at', 'e.fingerprint', 'e.severity', 'e.service', 'e.arns', 'e.payload'])
+    .where('e.tenant_id', '=', tenantId)
+    .where('e.kind', '=', 'alert')
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('triage_refs as r')
+            .select('r.ref')
+            .whereRef('r.tenant_id', '=', 'e.tenant_id')
+            .where('r.ref', '=', sql<string>`'inventory:' || e.id`),
+        ),
+      ),
+    )
+    .orderBy('e.at')
+    .orderBy('e.id')
+    .limit(10_000)
+    .execute();
+  const counts: Record<string, number> = {};
+  for (const e of events) {
+    const d = await decideAlert(deps, tenantId, normalizeInventoryAlert(e), { ref: `inventory:${e.id}` });
+    counts[d.action] = (counts[d.action] ?? 0) + 1;
+  }
+  return { decided: events.length, ...counts };
+}
+
+/** Triage events, newest first, each with its resource as a graph node. */
+export async function listTriageEvents(db: Db, tenantId: string, limit: number) {
+  const rows = await db
+    .selectFrom('triage_events')
+    .select([
+      'id',
+      'at',
+      'source',
+      'fingerprint',
+      'title',
+      'severity',
+      'arn',
+      'action',
+      'incident_id',
+      'count',
+      'first_at',
+      'last_at',
+      'status',
+    ])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+  const nodes = await nodesByArn(
+    db,
+    tenantId,
+    rows.flatMap((r) => (r.arn ? [r.arn] : [])),
+  );
+  return rows.map(({ arn, ...r }) => ({ ...r, id: Number(r.id), resource: (arn && nodes.get(arn)) || null }));
+}
+
+/** The pipeline over the last 24 hours, the alerts still open, and how many rules apply. */
+export async function triageOverview(
+  deps: Pick<TriageDeps, 'db' | 'dedupeWindowMinutes' | 'correlationWindowMinutes'>,
+  tenantId: string,
+) {
+  const since = new Date(Date.now() - 24 * 3600_000);
+  const [stats, open, rules, last] = await Promise.all([
+    deps.db
+      .selectFrom('triage_events')
+      .select([
+        sql<number>`coalesce(sum(count), 0)::int`.as('received'),
+        sql<number>`coalesce(sum(count - 1), 0)::int`.as('deduplicated'),
+        sql<number>`coalesce(sum(count) filter (where action = 'suppressed'), 0)::int`.as('suppressed'),
+        sql<number>`count(*) filter (where action = 'correlated')::int`.as('correlated'),
+        sql<number>`count(*) filter (where action = 'incident_opened')::int`.as('incidents_opened'),
+      ])
+      .where('tenant_id', '=', tenantId)
+      .where('at', '>=', since)
+      .executeTakeFirstOrThrow(),
+    deps.db
+      .selectFrom('triage_events as t')
+      .leftJoin('incidents as i', 'i.id', 't.incident_id')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('t.tenant_id', '=', tenantId)
+      .where('t.status', '=', 'firing')
+      .where('t.action', '<>', 'suppressed')
+      .where((eb) => eb.or([eb('i.id', 'is', null), eb('i.status', '<>', 'resolved')]))
+      .executeTakeFirstOrThrow(),
+    deps.db
+      .selectFrom('triage_rules')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('tenant_id', '=', tenantId)
+      .where('enabled', '=', true)
+      .executeTakeFirstOrThrow(),
+    deps.db
+      .selectFrom('triage_events')
+      .select(sql<Date | null>`max(at)`.as('at'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow(),
+  ]);
+  return {
+    pipeline: stats,
+    open_alerts: open.n,
+    rules: rules.n + builtInRules(deps).length,
+    last_event_at: last.at ? new Date(last.at).toISOString() : null,
+  };
+}
+
+/** The rules that apply to a tenant: its own first, then the built-in ones. */
+export async function listTriageRules(
+  deps: Pick<TriageDeps, 'db' | 'dedupeWindowMinutes' | 'correlationWindowMinutes'>,
+  tenantId: string,
+) {
+  const own = await deps.db
+    .selectFrom('triage_rules')
+    .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
+    .where('tenant_id', '=', tenantId)
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
+  return [...own.map((r) => ({ ...r, built_in: false })), ...builtInRules(deps)];
+}
