@@ -247,8 +247,9 @@ describe('operations endpoints', () => {
 });
 
 /**
- * POSTs `total` bytes of a JSON string in 64 KiB writes, waiting on the socket as a streaming client
- * does, and answers the response; a connection reset before the response fails the test.
+ * POSTs `total` bytes of a JSON string in 64 KiB writes, a short pause between them, as a streaming
+ * client uploads; answers the response once it has been read and the upload has finished. A write
+ * that fails (the server reset the connection, EPIPE) fails it, as it fails fetch (undici).
  */
 function streamBody(
   target: string,
@@ -261,27 +262,34 @@ function streamBody(
       method: 'POST',
       headers: declareLength ? { ...headers, 'content-length': String(total) } : headers,
     });
+    let answer: { status: number; text: string; headers: IncomingHttpHeaders } | undefined;
+    let uploaded = false;
+    const settle = () => answer && uploaded && resolve(answer);
     req.on('error', reject);
+    req.on('finish', () => {
+      uploaded = true;
+      settle();
+    });
     req.on('response', (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text, headers: res.headers }));
+      res.on('end', () => {
+        answer = { status: res.statusCode ?? 0, text, headers: res.headers };
+        settle();
+      });
       res.on('error', reject);
     });
     const chunk = Buffer.alloc(64 * 1024, 'x');
-    let sent = 0;
+    req.write('{"name":"');
+    let sent = 9;
     const pump = () => {
-      if (sent === 0) {
-        req.write('{"name":"');
-        sent += 9;
-      }
-      while (sent < total - 2) {
-        const n = Math.min(chunk.length, total - 2 - sent);
-        sent += n;
-        if (!req.write(chunk.subarray(0, n))) return void req.once('drain', pump);
-      }
-      req.end('"}');
+      if (req.destroyed) return;
+      if (sent >= total - 2) return void req.end('"}');
+      const n = Math.min(chunk.length, total - 2 - sent);
+      sent += n;
+      if (req.write(chunk.subarray(0, n))) setTimeout(pump, 1);
+      else req.once('drain', pump);
     };
     pump();
   });
