@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@opsi/db';
+import { JobProducer, QUEUE_NAMES } from '@opsi/jobs';
 import {
   createTenantWithUser,
   createTestContext,
@@ -25,6 +26,7 @@ let member: TestMember;
 let token: string;
 let session: { cookie: string; csrf: string };
 let countSql: string;
+let producer: JobProducer;
 
 type Json = Record<string, any>;
 let doc: Json;
@@ -39,6 +41,7 @@ beforeAll(async () => {
   member = await createTenantWithUser(t, { budget: 100_000 });
   token = (await mintTestToken(t, member, 'read_write')).token;
   session = await loginOverHttp(api.url, member.user.email, member.password);
+  producer = new JobProducer(t.redis, t.redisPrefix);
   doc = (await (await fetch(`${api.url}/api/v1/openapi.json`)).json()) as Json;
   // One statement that counts the tenant's rows in every table that has a tenant_id.
   const tables = await sql<{ table_name: string }>`
@@ -63,9 +66,18 @@ async function snapshot(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.t, r.n]));
 }
 
-/** Waits until none of the tenant's runs is queued or running. */
+/** Waits until none of the tenant's runs is queued or running and no job waits or runs. */
 async function runsSettled() {
   for (let i = 0; i < 300; i++) {
+    let busy = 0;
+    for (const name of QUEUE_NAMES) {
+      const counts = await producer.queue(name).getJobCounts('active', 'waiting', 'delayed', 'prioritized');
+      busy += Object.values(counts).reduce((a, b) => a + b, 0);
+    }
+    if (busy > 0) {
+      await new Promise((r) => setTimeout(r, 50));
+      continue;
+    }
     const open = await t.db
       .selectFrom('agent_runs')
       .select('id')
