@@ -52,7 +52,14 @@ describe('compiled JavaScript', { timeout: 300_000 }, () => {
   beforeAll(async () => {
     await run(process.execPath, ['scripts/build.mjs'], { cwd: REPO_ROOT, timeout: 120_000 });
     database = await createTestDatabase();
-    env = { DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: redisPrefix, DATABASE_POOL_MAX: '3' };
+    env = {
+      DATABASE_URL: database.url,
+      REDIS_URL,
+      REDIS_PREFIX: redisPrefix,
+      DATABASE_POOL_MAX: '3',
+      // Production with a database server needs the key of notifier secrets.
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+    };
     dataDir = await mkdtemp(join(tmpdir(), 'opsi-e2e-build-'));
   });
 

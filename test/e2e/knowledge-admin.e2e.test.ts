@@ -17,7 +17,7 @@ beforeAll(async () => {
   database = await createTestDatabase();
   const created = await runAdmin(['tenant', 'create', slug], env());
   expect(created.code, created.stderr).toBe(0);
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   await database?.close();
 });
@@ -54,7 +54,7 @@ describe('operator commands: tools and report', () => {
     expect(bad.json).toEqual({ detail: expect.any(String) });
     const removed = await runAdmin(['tools', 'remove', 'webhook', '--tenant', slug], env());
     expect(removed.json).toEqual({ removed: 'webhook' });
-  }, 60_000);
+  }, 240_000);
 
   it('report writes the morning report now', async () => {
     const res = await runAdmin(['report', '--tenant', slug], env());
@@ -65,5 +65,5 @@ describe('operator commands: tools and report', () => {
       headline: expect.stringContaining('0 new findings'),
       sections: { new_findings: [], top_clusters: [] },
     });
-  }, 60_000);
+  }, 240_000);
 });

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@opsi/db';
-import { JobProducer, QUEUE_NAMES } from '@opsi/jobs';
+import { JobProducer, type QueueName } from '@opsi/jobs';
 import {
   createTenantWithUser,
   createTestContext,
@@ -30,6 +30,8 @@ let producer: JobProducer;
 
 type Json = Record<string, any>;
 let doc: Json;
+/** Only agent turns run: a job a valid request queues elsewhere could write during a later refusal. */
+const SERVED: QueueName[] = ['agent'];
 
 beforeAll(async () => {
   t = await createTestContext({ BODY_LIMIT_BYTES: '65536' });
@@ -37,7 +39,7 @@ beforeAll(async () => {
   // /ask waits for its run: a worker (the scripted engine echoes plain prompts) ends it.
   // Only the agent pool: a queued morning report (a valid POST) written later would change the row
   // counts under a later refusal.
-  worker = await startTestWorker(t, { WORKER_QUEUES: ['agent'] });
+  worker = await startTestWorker(t, { WORKER_QUEUES: SERVED });
   member = await createTenantWithUser(t, { budget: 100_000 });
   token = (await mintTestToken(t, member, 'read_write')).token;
   session = await loginOverHttp(api.url, member.user.email, member.password);
@@ -66,11 +68,14 @@ async function snapshot(): Promise<Record<string, number>> {
   return Object.fromEntries(rows.map((r) => [r.t, r.n]));
 }
 
-/** Waits until none of the tenant's runs is queued or running and no job waits or runs. */
+/**
+ * Waits until none of the tenant's runs is queued or running and no job of a served queue waits or runs.
+ * Jobs of the other queues (a morning report, a plan, triage) stay queued, never run, so never write.
+ */
 async function runsSettled() {
   for (let i = 0; i < 300; i++) {
     let busy = 0;
-    for (const name of QUEUE_NAMES) {
+    for (const name of SERVED) {
       const counts = await producer.queue(name).getJobCounts('active', 'waiting', 'delayed', 'prioritized');
       busy += Object.values(counts).reduce((a, b) => a + b, 0);
     }

@@ -1,5 +1,5 @@
 import Koa from 'koa';
-import { createServer } from 'node:http';
+import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@opsi/logger';
@@ -77,7 +77,37 @@ describe('errors are {detail}', () => {
       body: { name: 'x'.repeat(4096), scope: 'read' },
     });
     expect(res.status).toBe(413);
-    expect(res.body).toEqual({ detail: 'Request body too large.' });
+    expect(res.body).toEqual({ detail: 'Request body too large (limit 2048 bytes).' });
+  });
+
+  it('an oversized body still being streamed gets its 413, every time (declared length or chunked)', async () => {
+    // 8 MiB against a 2 KiB limit: the server refuses long before the client is done sending.
+    const total = 8 * 1024 * 1024;
+    for (let i = 0; i < 5; i++) {
+      for (const declareLength of [true, false]) {
+        const res = await streamBody(`${url}/api/v1/tokens`, total, declareLength, {
+          cookie,
+          'x-csrf-token': csrf,
+          'content-type': 'application/json',
+        });
+        expect(res.status, `try ${i}, ${declareLength ? 'content-length' : 'chunked'}`).toBe(413);
+        expect(JSON.parse(res.text)).toEqual({ detail: 'Request body too large (limit 2048 bytes).' });
+        expect(res.headers.connection).toBe('close');
+      }
+    }
+    // fetch (undici) with the whole body at once, as most API clients send it.
+    const big = JSON.stringify({ name: 'x'.repeat(total), scope: 'read' });
+    for (let i = 0; i < 5; i++) {
+      const res = await fetch(`${url}/api/v1/tokens`, {
+        method: 'POST',
+        headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
+        body: big,
+      });
+      expect(res.status, `fetch try ${i}`).toBe(413);
+      expect(await res.json()).toEqual({ detail: 'Request body too large (limit 2048 bytes).' });
+    }
+    // The server is fine afterwards.
+    expect((await call(url, 'GET', '/api/v1/version')).status).toBe(200);
   });
 
   it('authentication comes before body parsing: a bad token with a bad body is 401', async () => {
@@ -215,3 +245,52 @@ describe('operations endpoints', () => {
     expect(res.body.paths['/api/v1/tokens/{id}'].delete.security).toEqual([{ bearer: ['read_write'] }]);
   });
 });
+
+/**
+ * POSTs `total` bytes of a JSON string in 64 KiB writes, a short pause between them, as a streaming
+ * client uploads; answers the response once it has been read and the upload has finished. A write
+ * that fails (the server reset the connection, EPIPE) fails it, as it fails fetch (undici).
+ */
+function streamBody(
+  target: string,
+  total: number,
+  declareLength: boolean,
+  headers: Record<string, string>,
+): Promise<{ status: number; text: string; headers: IncomingHttpHeaders }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(target, {
+      method: 'POST',
+      headers: declareLength ? { ...headers, 'content-length': String(total) } : headers,
+    });
+    let answer: { status: number; text: string; headers: IncomingHttpHeaders } | undefined;
+    let uploaded = false;
+    const settle = () => answer && uploaded && resolve(answer);
+    req.on('error', reject);
+    req.on('finish', () => {
+      uploaded = true;
+      settle();
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        answer = { status: res.statusCode ?? 0, text, headers: res.headers };
+        settle();
+      });
+      res.on('error', reject);
+    });
+    const chunk = Buffer.alloc(64 * 1024, 'x');
+    req.write('{"name":"');
+    let sent = 9;
+    const pump = () => {
+      if (req.destroyed) return;
+      if (sent >= total - 2) return void req.end('"}');
+      const n = Math.min(chunk.length, total - 2 - sent);
+      sent += n;
+      if (req.write(chunk.subarray(0, n))) setTimeout(pump, 1);
+      else req.once('drain', pump);
+    };
+    pump();
+  });
+}

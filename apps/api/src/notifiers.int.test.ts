@@ -77,7 +77,12 @@ beforeAll(async () => {
   api = await startTestApi(t, {}, logger);
   worker = await startTestWorker(
     t,
-    { WORKER_QUEUES: ['reports'], NOTIFY_ATTEMPTS: ATTEMPTS, NOTIFY_BACKOFF_MS: 20, NOTIFY_TIMEOUT_MS: 2000 },
+    {
+      WORKER_QUEUES: ['reports', 'triage'],
+      NOTIFY_ATTEMPTS: ATTEMPTS,
+      NOTIFY_BACKOFF_MS: 20,
+      NOTIFY_TIMEOUT_MS: 2000,
+    },
     logger,
   );
   producer = new JobProducer(createRedis(testRedisUrl(), 'producer'), t.redisPrefix);
@@ -304,6 +309,84 @@ describe('notifiers', () => {
       policy,
     );
     expect(report.deliveries).toBe(0);
+  });
+
+  it('an incident opened by triage goes to notifiers subscribed to incident.opened, once', async () => {
+    const e = await createTenantWithUser(t);
+    const eWrite = (await mintTestToken(t, e, 'read_write')).token;
+    const incidentPath = `/incident/${randomBytes(6).toString('hex')}`;
+    const hook = await install(
+      {
+        tool_id: 'webhook',
+        settings: {
+          url: `${receiverUrl}${incidentPath}`,
+          secret: webhookSecret,
+          events: ['incident.opened'],
+        },
+      },
+      eWrite,
+    );
+    expect(hook.status).toBe(201);
+    await connectEnvironment(t.db, e.tenant.id, {
+      kind: 'demo',
+      seed: 9,
+      size: 'small',
+      epoch: '2026-11-01',
+    });
+    await runScan(t.db, (await requestScan(t.db, null, e.tenant.id, 'test')).id);
+    const resource = await t.db
+      .selectFrom('resources')
+      .select('arn')
+      .where('tenant_id', '=', e.tenant.id)
+      .where('deleted_at', 'is', null)
+      .orderBy('arn')
+      .limit(1)
+      .executeTakeFirstOrThrow();
+    const post = (body: unknown) => call(url, 'POST', '/api/v1/triage/alerts', { token: eWrite, body });
+    const opened = await post({
+      title: 'Checkout latency',
+      severity: 'critical',
+      source: 'grafana',
+      fingerprint: 'fp-notify-1',
+      resource: resource.arn,
+    });
+    expect(opened.status).toBe(202);
+    expect(opened.body.events).toEqual([
+      { id: expect.any(Number), action: 'incident_opened', incident_id: expect.any(String) },
+    ]);
+    const incidentId = opened.body.events[0].incident_id as string;
+    expect((await settle(e.tenant.id, incidentId, 1)).map((r) => r.status)).toEqual(['delivered']);
+    const got = received.filter((r) => r.path === incidentPath);
+    expect(got).toHaveLength(1);
+    const ts = String(got[0]!.headers['x-opsi-timestamp']);
+    expect(got[0]!.headers['x-opsi-event']).toBe('incident.opened');
+    expect(got[0]!.headers['x-opsi-signature']).toBe(
+      `sha256=${createHmac('sha256', webhookSecret).update(`${ts}.${got[0]!.body}`).digest('hex')}`,
+    );
+    expect(JSON.parse(got[0]!.body)).toMatchObject({
+      event: 'incident.opened',
+      tenant: { id: e.tenant.id },
+      data: { incident: { incident_id: incidentId, title: expect.stringContaining('Checkout latency') } },
+    });
+    // A second alert on the same resource joins the incident: nothing more is delivered (the triage job
+    // has finished, deliveries queued, when the API answers).
+    const joined = await post({
+      title: 'Checkout errors',
+      severity: 'critical',
+      source: 'grafana',
+      fingerprint: 'fp-notify-2',
+      resource: resource.arn,
+    });
+    expect(joined.body.events).toEqual([
+      { id: expect.any(Number), action: 'correlated', incident_id: incidentId },
+    ]);
+    const rows = await t.db
+      .selectFrom('notifier_deliveries')
+      .select(['event_kind', 'subject_id', 'status'])
+      .where('tenant_id', '=', e.tenant.id)
+      .execute();
+    expect(rows).toEqual([{ event_kind: 'incident.opened', subject_id: incidentId, status: 'delivered' }]);
+    expect(received.filter((r) => r.path === incidentPath)).toHaveLength(1);
   });
 
   it('no secret in any log line', () => {

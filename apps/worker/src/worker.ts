@@ -80,12 +80,6 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
   const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
   const timeline = new TimelineLog(command, prefix);
-  const triageDeps = {
-    db: deps.db,
-    timeline,
-    dedupeWindowMinutes: config.TRIAGE_DEDUPE_WINDOW_MINUTES,
-    correlationWindowMinutes: config.TRIAGE_CORRELATION_WINDOW_MINUTES,
-  };
   const engine = createEngine({
     engine: config.AGENT_ENGINE,
     model: config.AGENT_MODEL,
@@ -108,6 +102,14 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     attempts: config.NOTIFY_ATTEMPTS,
     backoffMs: config.NOTIFY_BACKOFF_MS,
     timeoutMs: config.NOTIFY_TIMEOUT_MS,
+  };
+  // Incidents triage opens are delivered to notifiers subscribed to incident.opened.
+  const triageDeps = {
+    db: deps.db,
+    timeline,
+    dedupeWindowMinutes: config.TRIAGE_DEDUPE_WINDOW_MINUTES,
+    correlationWindowMinutes: config.TRIAGE_CORRELATION_WINDOW_MINUTES,
+    notify: { producer, policy: delivery },
   };
   // Handlers per queue: every declared queue has them.
   const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {

@@ -34,7 +34,9 @@ describe('loadConfig', () => {
     expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse', 'plans', 'reports', 'triage']);
     expect(c.SECRETS_KEY).toBeUndefined();
     expect(c).toMatchObject({ NOTIFY_ATTEMPTS: 5, NOTIFY_BACKOFF_MS: 30_000, NOTIFY_TIMEOUT_MS: 10_000 });
-    expect(() => loadConfig({ NODE_ENV: 'production' })).toThrow(
+    // Embedded (no DATABASE_URL): the key file in DATA_DIR, beside the data it protects.
+    expect(loadConfig({ NODE_ENV: 'production' }).SECRETS_KEY).toBeUndefined();
+    expect(() => loadConfig({ NODE_ENV: 'production', DATABASE_URL: 'postgres://x@h/db' })).toThrow(
       /SECRETS_KEY: needed when NODE_ENV=production/,
     );
     expect(() => loadConfig({ SECRETS_KEY: 'too-short' })).toThrow(/SECRETS_KEY/);

@@ -125,8 +125,8 @@ export const EnvSchema = z.object({
   BULL_BOARD_ENABLED: bool.default(false),
   /**
    * Encrypts installed integrations' secrets (notifier URLs and signing secrets), 32+ characters (a key
-   * is derived with HKDF-SHA256). Required when NODE_ENV=production; elsewhere a random key is kept in
-   * DATA_DIR/secrets.key. Changing it makes the stored secrets unreadable: reinstall the notifiers.
+   * is derived with HKDF-SHA256). Required when NODE_ENV=production with DATABASE_URL; otherwise a random
+   * key is kept in DATA_DIR/secrets.key. Changing it makes the stored secrets unreadable: reinstall the notifiers.
    */
   SECRETS_KEY: z.string().min(32, 'at least 32 characters').optional(),
   /** Tries per notifier delivery (the first included), then it is recorded failed. */
@@ -180,9 +180,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.BULL_BOARD_ENABLED && (!e.OPERATOR_USER || !e.OPERATOR_PASSWORD)) {
     problems.push('BULL_BOARD_ENABLED: needs OPERATOR_USER and OPERATOR_PASSWORD (12+ characters)');
   }
-  if (e.NODE_ENV === 'production' && !e.SECRETS_KEY) {
+  // Embedded mode keeps a generated key beside its data in DATA_DIR (one process owns both); with a
+  // database server, every process on every machine must decrypt the same secrets.
+  if (e.NODE_ENV === 'production' && !e.SECRETS_KEY && e.DATABASE_URL !== undefined) {
     problems.push(
-      'SECRETS_KEY: needed when NODE_ENV=production (32+ characters; it encrypts notifier URLs and secrets)',
+      'SECRETS_KEY: needed when NODE_ENV=production with DATABASE_URL (32+ characters; it encrypts notifier URLs and secrets)',
     );
   }
   if (problems.length) throw new ConfigError(problems);

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, PaymentRequired, ServiceUnavailable } from '@opsi/core';
+import { drainRequest } from './drain';
 
 /** Names the failing fields of a zod error in one readable line. */
 export function describeZodError(error: ZodError, where: string): string {
@@ -106,8 +107,12 @@ export async function errorMiddleware(ctx: Context, next: Next) {
     } else if (statusOf(error) && statusOf(error)! < 500) {
       // Errors from body parsing (co-body / raw-body) and the router carry a status and a safe type.
       status = statusOf(error)!;
+      const limit = (error as { limit?: unknown }).limit;
       body = {
-        detail: CLIENT_ERROR_DETAILS[error.type ?? ''] ?? (error.expose ? error.message : 'Bad request.'),
+        detail:
+          error.type === 'entity.too.large' && typeof limit === 'number'
+            ? `Request body too large (limit ${limit} bytes).`
+            : (CLIENT_ERROR_DETAILS[error.type ?? ''] ?? (error.expose ? error.message : 'Bad request.')),
       };
     } else if (dependencyOutage(raw)) {
       status = 503;
@@ -119,8 +124,11 @@ export async function errorMiddleware(ctx: Context, next: Next) {
       body = { detail: `Internal error. Quote request id ${String(ctx.state.requestId)} when reporting it.` };
       (ctx.state.log ?? console).error({ err: raw }, 'request failed');
     }
+    // A body refused before it was all read: read the rest away first, or closing the connection
+    // with it unread resets it and the client never sees this answer (drain.ts).
+    if (!ctx.headerSent && !ctx.req.complete) await drainRequest(ctx.req);
     ctx.status = status;
     ctx.body = body;
-    if (status === 413 || status === 400) ctx.set('Connection', 'close');
+    if (status === 413 || status === 400 || !ctx.req.complete) ctx.set('Connection', 'close');
   }
 }

@@ -3,7 +3,7 @@ import { Transform } from 'node:stream';
 import coBody from 'co-body';
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { AppError, BadRequest, NotFound, UnsupportedMediaType } from '@opsi/core';
+import { AppError, BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType } from '@opsi/core';
 import type { ApiDeps } from '../deps';
 import { LoginRedirect, assertOwnTenant, authenticate } from './authenticate';
 import { describeZodError } from './errors';
@@ -92,6 +92,11 @@ async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<
   // it meets the cross-tenant check (403); its handler never sees that body.
   if (!route.body && route.auth === 'none') return undefined;
   if (!hasBody(ctx)) return route.body ? {} : undefined;
+  // Refused from its declared length before a byte is read (the error handler drains the upload).
+  const declared = Number(ctx.get('content-length') || 0);
+  if (declared > limit) {
+    throw new PayloadTooLarge(`Request body too large (limit ${limit} bytes).`);
+  }
   const types = route.body ? (route.bodyTypes ?? ['json']) : ['json'];
   try {
     if (types.includes('json') && ctx.is('application/json', '+json')) {

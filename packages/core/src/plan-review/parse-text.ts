@@ -663,6 +663,63 @@ function legacyValue(text: string): unknown {
   return readScalar(t, 0)?.value ?? t;
 }
 
+/**
+ * A 0.11 attribute key as a path: `cidr_blocks.0` is `['cidr_blocks', 0]`; the count markers
+ * (`cidr_blocks.#`, `tags.%`) stand for their collection.
+ */
+function legacyPath(key: string): Path {
+  const parts: Path = key.split('.').map((s) => (/^\d+$/.test(s) ? Number(s) : s));
+  if (parts.length > 1 && (parts.at(-1) === '#' || parts.at(-1) === '%')) parts.pop();
+  return parts;
+}
+
+/**
+ * Terraform 0.11 prints attributes flattened as its state stored them: `cidr_blocks.# = 1`,
+ * `cidr_blocks.0 = "0.0.0.0/0"`, `tags.% = 1`, `tags.Name = "web"`, `ingress.2541437006.from_port`
+ * (a set element under its hash). This rebuilds the structured values the 1.x parser gives: lists
+ * (indices in order; a set's elements, under their hashes, in hash order), maps (whose keys may hold dots:
+ * `tags.kubernetes.io/role`) and nested blocks. A collection whose count is printed but none of its
+ * elements is left out: the plan does not say what it holds.
+ */
+function unflattenLegacy(flat: Map<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const groups = new Map<string, Map<string, unknown>>();
+  for (const [key, value] of flat) {
+    const dot = key.indexOf('.');
+    if (dot <= 0) {
+      out[key] = value;
+      continue;
+    }
+    const head = key.slice(0, dot);
+    if (!groups.has(head)) groups.set(head, new Map());
+    groups.get(head)!.set(key.slice(dot + 1), value);
+  }
+  for (const [head, rest] of groups) {
+    const value = legacyCollection(rest);
+    if (value === undefined) continue;
+    out[head] = value;
+  }
+  return out;
+}
+
+function legacyCollection(rest: Map<string, unknown>): unknown {
+  const isMap = rest.has('%');
+  const isList = rest.has('#');
+  const count = Number(rest.get('#') ?? rest.get('%'));
+  rest.delete('%');
+  rest.delete('#');
+  if (!rest.size) return (isMap || isList) && count === 0 ? (isMap ? {} : []) : undefined;
+  // A map of scalars: the rest of the key is the map key, dots and all.
+  if (isMap) return Object.fromEntries(rest);
+  const inner = unflattenLegacy(rest);
+  const keys = Object.keys(inner);
+  if (isList || keys.every((k) => /^\d+$/.test(k))) {
+    // List indices count from 0; a set's elements sit under hashes, whose order means nothing.
+    return [...keys].sort((x, y) => Number(x) - Number(y)).map((k) => inner[k]);
+  }
+  return inner;
+}
+
 /** Terraform 0.11's format: `+ aws_x.y`, then `attr: "old" => "new" (forces new resource)`. */
 function parseLegacy(lines: string[]): ParsedPlan | null {
   const start = lines.findIndex((l) => /^Terraform will perform the following actions/.test(l.trim()));
@@ -670,6 +727,16 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
   const changes: PlanResourceChange[] = [];
   let summaryLine: PlanSummaryLine | null = null;
   let current: PlanResourceChange | null = null;
+  // The flattened attributes of `current`, before and after, rebuilt when its block ends.
+  let flatBefore = new Map<string, unknown>();
+  let flatAfter = new Map<string, unknown>();
+  const finish = () => {
+    if (!current) return;
+    if (current.before) current.before = unflattenLegacy(flatBefore);
+    if (current.after) current.after = unflattenLegacy(flatAfter);
+    flatBefore = new Map();
+    flatAfter = new Map();
+  };
   for (let i = start + 1; i < lines.length; i++) {
     const line = lines[i]!;
     const summary = SUMMARY.exec(line);
@@ -684,6 +751,7 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
     }
     const h = LEGACY_HEADER.exec(line);
     if (h) {
+      finish();
       const sym = h[1]!;
       const address = h[2]!.replace(/\.(\d+)$/, '[$1]');
       const parts = addressParts(address);
@@ -730,23 +798,27 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
       const key = attr[1]!;
       let value = attr[2]!;
       if (/\(forces new resource\)$/.test(value)) {
-        current.replacePaths.push([key]);
+        current.replacePaths.push(legacyPath(key));
         value = value.replace(/\s*\(forces new resource\)$/, '');
       }
       const [b, a] = value.includes(' => ') ? value.split(' => ') : [value, value];
       const bv = legacyValue(b!);
       const av = legacyValue(a!);
-      if (current.before && current.action !== 'create') {
-        if (bv !== UNKNOWN && bv !== SENSITIVE) current.before[key] = bv;
+      // 0.11 writes an attribute that appears as `"" => "x"` and one that goes as `"x" => ""`.
+      const appears = b!.trim() === '""' && a!.trim() !== '""';
+      const goes = a!.trim() === '""' && b!.trim() !== '""';
+      if (current.before && current.action !== 'create' && !appears) {
+        if (bv !== UNKNOWN && bv !== SENSITIVE) flatBefore.set(key, bv);
       }
-      if (current.after) {
-        if (av === UNKNOWN) current.afterUnknown.push([key]);
-        else if (av === SENSITIVE) current.sensitive.push([key]);
-        else current.after[key] = av;
+      if (current.after && !goes) {
+        if (av === UNKNOWN) current.afterUnknown.push(legacyPath(key));
+        else if (av === SENSITIVE) current.sensitive.push(legacyPath(key));
+        else flatAfter.set(key, av);
       }
       if (current.source.kind === 'text') current.source.lines.end = i + 1;
     }
   }
+  finish();
   if (!changes.length && !summaryLine) return null;
   return {
     format: 'legacy_text',

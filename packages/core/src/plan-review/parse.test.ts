@@ -301,6 +301,53 @@ Plan: 2 to add, 1 to change, 2 to destroy.
     expect(db.after).toMatchObject({ ami: 'ami-2', instance_type: 't3.medium' });
   });
 
+  it('Terraform 0.11 flattened attributes become the structured values the 1.x parser gives', () => {
+    const legacy = parsePlan(`Terraform will perform the following actions:
+
+  + aws_security_group_rule.ssh_world
+      id:                       <computed>
+      cidr_blocks.#:            "1"
+      cidr_blocks.0:            "0.0.0.0/0"
+      from_port:                "22"
+      protocol:                 "tcp"
+      security_group_id:        "sg-0123"
+      to_port:                  "22"
+      type:                     "ingress"
+
+  ~ aws_security_group.app
+      ingress.#:                            "1" => "2"
+      ingress.2541437006.cidr_blocks.#:     "" => "1"
+      ingress.2541437006.cidr_blocks.0:     "" => "10.0.0.0/8"
+      ingress.2541437006.from_port:         "" => "443"
+      ingress.2541437006.to_port:           "" => "443"
+      tags.%:                               "1" => "2"
+      tags.Name:                            "app" => "app"
+      tags.kubernetes.io/role:              "" => "elb" (forces new resource)
+      vpc_security_group_ids.#:             <computed>
+
+Plan: 1 to add, 1 to change, 0 to destroy.
+`);
+    const [rule, sg] = legacy.changes;
+    expect(rule!.after).toEqual({
+      cidr_blocks: ['0.0.0.0/0'],
+      from_port: '22',
+      protocol: 'tcp',
+      security_group_id: 'sg-0123',
+      to_port: '22',
+      type: 'ingress',
+    });
+    expect(rule!.afterUnknown).toEqual([['id']]);
+    expect(sg!.after).toEqual({
+      ingress: [{ cidr_blocks: ['10.0.0.0/8'], from_port: '443', to_port: '443' }],
+      tags: { Name: 'app', 'kubernetes.io/role': 'elb' },
+    });
+    // `"" => "x"` is an attribute that appears; the count of a list shown without its elements says
+    // nothing of what it held: left out.
+    expect(sg!.before).toEqual({ tags: { Name: 'app' } });
+    expect(sg!.replacePaths).toEqual([['tags', 'kubernetes', 'io/role']]);
+    expect(sg!.afterUnknown).toEqual([['vpc_security_group_ids']]);
+  });
+
   it('CI noise: GitHub timestamps, Terragrunt prefixes and colours around the plan', () => {
     const noisy = [
       '2026-01-01T00:00:00.0000000Z Run terraform plan',

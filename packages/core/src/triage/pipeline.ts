@@ -6,7 +6,8 @@ import {
   type TriageAction,
   type Transaction,
 } from '@opsi/db';
-import type { TimelineLog } from '@opsi/jobs';
+import type { JobProducer, TimelineLog } from '@opsi/jobs';
+import type { DeliveryPolicy } from '../integrations/deliveries';
 import { appendTimelineEvent } from '../incidents/incidents';
 import { relatedResources } from '../incidents/queries';
 import type { AlertSeverity, NormalizedAlert } from './normalize';
@@ -17,6 +18,11 @@ export interface TriageDeps {
   timeline?: TimelineLog | undefined;
   dedupeWindowMinutes: number;
   correlationWindowMinutes: number;
+  /**
+   * Where the incidents triage opens are announced (`incident.opened` notifier deliveries), after the
+   * decision commits. Without it (tests of the pipeline alone) nothing is delivered.
+   */
+  notify?: { producer: JobProducer; policy: DeliveryPolicy } | undefined;
 }
 
 export interface TriageDecision {

@@ -1,5 +1,6 @@
 import { sql, type Db } from '@opsi/db';
 import { nodesByArn } from '../incidents/incidents';
+import { enqueueDeliveries } from '../integrations/deliveries';
 import { decideAlert, builtInRules, type TriageDeps, type TriageDecision } from './pipeline';
 import { normalizeAlerts, normalizeInventoryAlert } from './normalize';
 
@@ -34,8 +35,48 @@ export async function processAlertBatch(deps: TriageDeps, tenantId: string, batc
     counts[d.action] = (counts[d.action] ?? 0) + 1;
     decisions.push(d);
   }
+  // Every incident this batch opened, the ones an earlier try decided included: a job that stopped
+  // between a decision's commit and its deliveries still announces it (once: deliveries are unique).
+  await notifyIncidentsOpened(
+    deps,
+    tenantId,
+    (await batchDecisions(deps.db, tenantId, batchId)).flatMap((d) =>
+      d.action === 'incident_opened' && d.incident_id ? [d.incident_id] : [],
+    ),
+  );
   // The job's result carries the decisions, so the API that waits on it need not read them back.
   return { batch_id: batchId, decided: rows.length, counts, decisions };
+}
+
+/**
+ * Queues `incident.opened` deliveries for incidents triage opened, after their decisions committed. Only
+ * incidents still open are announced: an alert that had already ended opens its incident as history
+ * (resolved at once), which pages nobody. Idempotent: deliveries are unique per notifier and incident.
+ */
+export async function notifyIncidentsOpened(deps: TriageDeps, tenantId: string, incidentIds: string[]) {
+  if (!deps.notify || !incidentIds.length) return 0;
+  const open = await deps.db
+    .selectFrom('incidents')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', incidentIds)
+    .where('source', '=', 'triage')
+    .where('status', '!=', 'resolved')
+    .orderBy('created_at')
+    .execute();
+  let queued = 0;
+  for (const i of open)
+    queued += (
+      await enqueueDeliveries(
+        deps.db,
+        deps.notify.producer,
+        tenantId,
+        'incident.opened',
+        i.id,
+        deps.notify.policy,
+      )
+    ).length;
+  return queued;
 }
 
 /** The decisions of a batch, in the order its alerts came (pending ones are left out). */
@@ -81,10 +122,13 @@ export async function triageInventoryAlerts(deps: TriageDeps, tenantId: string) 
     .limit(10_000)
     .execute();
   const counts: Record<string, number> = {};
+  const opened: string[] = [];
   for (const e of events) {
     const d = await decideAlert(deps, tenantId, normalizeInventoryAlert(e), { ref: `inventory:${e.id}` });
     counts[d.action] = (counts[d.action] ?? 0) + 1;
+    if (d.action === 'incident_opened' && d.incident_id) opened.push(d.incident_id);
   }
+  await notifyIncidentsOpened(deps, tenantId, opened);
   return { decided: events.length, ...counts };
 }
 
