@@ -367,7 +367,7 @@ describe('opsi plan: an unattached volume through to resolved', () => {
     expect((await opsi(['login', '--token', token])).code).toBe(0);
   });
 
-  it('show, --verify before the fix (not done), demo exec, --verify, --confirm, --skip, --finalize', async () => {
+  it('show, a premature --finalize (6), demo exec, --verify, --confirm, --skip, --finalize, --regenerate (6)', async () => {
     const finding = (
       await call(base(), 'GET', '/api/v1/pulse/findings?domain=finops', { token })
     ).body.findings.find((f: { check_id: string }) => f.check_id === 'finops.ebs_unattached');
