@@ -274,12 +274,18 @@ describe(
         ),
       );
       const body = expectOk(await admin(['scan', '--tenant', 'demo', '--wait'], env), ['scan']);
-      expect(body.scan).toMatchObject({ id: queuedScanId, status: 'completed', phase: 'done' });
+      expect(body.scan).toMatchObject({ status: 'completed', phase: 'done' });
+      // The new worker may take the queued scan before this command asks for one: that scan then
+      // completed first, and this command's is a new one (scan reuses only a queued or running scan).
+      const scans = [{ id: queuedScanId, status: 'completed' }];
+      if (body.scan.id !== queuedScanId) scans.push({ id: body.scan.id, status: 'completed' });
       expect(body.scan.counts.findings).toBeGreaterThan(0);
       const findings = await database.db
         .selectFrom('findings')
         .select((eb) => eb.fn.countAll<number>().as('n'))
         .where('tenant_id', '=', demoTenantId)
+        // A second scan's rediscoveries are written as confirmed members of the first one's groups.
+        .where('status', '<>', 'confirmed')
         .executeTakeFirstOrThrow();
       expect(Number(findings.n)).toBe(body.scan.counts.findings);
       // Every finops finding's resources carry the quantity their monthly cost is billed on.
@@ -292,7 +298,7 @@ describe(
         .where((eb) => eb.or([eb('r.measured_size', 'is', null), eb('r.size_unit', 'is', null)]))
         .execute();
       expect(unmeasured).toEqual([]);
-      expect(await scansOf(database.db, demoTenantId)).toEqual([{ id: queuedScanId, status: 'completed' }]);
+      expect(await scansOf(database.db, demoTenantId)).toEqual(scans);
     });
 
     it('demo once scanned answers at once with no scan; demo exec and advance change the environment', async () => {
