@@ -12,14 +12,13 @@ import {
 } from '@opsi/agent';
 import { loadConfig } from '@opsi/config';
 import { buildAgentTools, listLearnings } from '@opsi/core';
-import { DETECTORS, runDetectors } from '@opsi/detectors';
 import {
   createTenantWithUser,
   createTestContext,
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { syncDemo } from './seed';
+import { EVAL_LEARNINGS, seedEvalTenant } from './seed';
 
 // ---------------------------------------------------------------- the set
 
@@ -149,18 +148,12 @@ beforeAll(async () => {
   t = await createTestContext();
   a = await createTenantWithUser(t);
   b = await createTenantWithUser(t);
-  await syncDemo(t.db, a.tenant.id);
+  await seedEvalTenant(t.db, a, { learnings: LEARNINGS });
   // Another tenant with another seed: other account ids, so none of its ids can be one of A's.
-  await syncDemo(t.db, b.tenant.id, { seed: 7, size: 'small', epoch: '2026-11-01', day: 0, commands: [] });
-  await runDetectors(t.db, a.tenant.id, DETECTORS);
-  await runDetectors(t.db, b.tenant.id, DETECTORS);
-  await t.db
-    .insertInto('learnings')
-    .values([
-      ...LEARNINGS.map((l) => ({ tenant_id: a.tenant.id, created_by: `user:${a.user.email}`, ...l })),
-      { tenant_id: b.tenant.id, created_by: `user:${b.user.email}`, ...LEARNING_OF_B },
-    ])
-    .execute();
+  await seedEvalTenant(t.db, b, {
+    spec: { seed: 7, size: 'small', epoch: '2026-11-01', day: 0, commands: [] },
+    learnings: [LEARNING_OF_B],
+  });
   await t.db
     .insertInto('runbooks')
     .values({
@@ -177,16 +170,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /** What tenant A's team has taught (the questions about learnings rest on these). */
-const LEARNINGS = [
-  {
-    fact: 'Month-end batch jobs push prod-payments-db CPU above 90% for about two hours; page only if it lasts longer.',
-    service: 'payments',
-  },
-  {
-    fact: 'Never resize prod-payments-db during business hours: the failover drops open payment sessions.',
-    service: 'payments',
-  },
-];
+const LEARNINGS = EVAL_LEARNINGS;
 /** Tenant B's own learning, which no turn of A may show. */
 const LEARNING_OF_B = { fact: 'The zebra-ledger cluster of tenant B is tuned by hand.', service: 'payments' };
 
