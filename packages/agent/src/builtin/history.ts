@@ -110,6 +110,8 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
     .join('\n');
   const { items, subject } = itemsOf(answer);
   parsed.prior = { request: previous, items, subject };
+  // "Which one would save the most?" with no earlier list to pick from is a question of its own.
+  if (parsed.intent === 'pick' && !items.length) return standalone(parsed);
 
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
   const refersBack = parsed.reference !== undefined && isReferenceOnly(parsed.target);
@@ -153,6 +155,13 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
 
 /** A question read on its own: filters alone ask for a list; a name alone asks about that resource. */
 function standalone(parsed: Request): Request {
+  // A superlative with nothing to pick from ("which one finding saves the most?") asks the whole tenant.
+  if (parsed.intent === 'pick') {
+    parsed.intent = parsed.pick === 'savings' ? 'savings' : parsed.pick === 'severe' ? 'open' : 'costs';
+    if (parsed.pick === 'savings') parsed.sortBySavings = true;
+    parsed.pick = undefined;
+    return parsed;
+  }
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
   if (parsed.intent === 'resource' && !parsed.ids.length && isOnlyFacets(parsed.target, parsed.facets))
     parsed.intent = 'open';

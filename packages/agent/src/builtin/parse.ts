@@ -73,7 +73,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'risks',
     pattern:
-      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b/,
+      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b|\bweak(?:est)? (?:points?|links?|spots?)\b|\b(?:most )?fragile\b|\black(?:s|ing)? (?:redundancy|failover|a standby)\b|\bno (?:redundancy|failover|standby)\b|\bnot redundant\b|\bsingle (?:az|availability zone)\b|\bsingle-az\b|\bcould take (?:us|everything|the (?:site|service)) down\b/,
   },
   {
     intent: 'pick',
@@ -88,7 +88,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'blast',
     pattern:
-      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted)\b|\bif\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated)|dies|is down|stops)\b/,
+      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted)\b|\b(?:if|when|once|in case)\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away)|(?:we )?lose|lost)\b|\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\b|\b(?:losing|loss of|outage of|failure of)\s+\S+.*\b(?:break|affect|impact|take down)\w*\b|\bwhat (?:else )?(?:goes|would go) down\b/,
   },
   {
     intent: 'neighbours',
@@ -112,7 +112,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'savings',
     pattern:
-      /\b(?:sav(?:e|es|ing|ings)|wast\w*|cheaper|reduce (?:the )?(?:cost|bill|spend)\w*|cut (?:the )?costs?|optimi[sz]\w*|recommendations?)\b/,
+      /\b(?:sav(?:e|es|ing|ings)|wast\w*|cheaper|(?:reduc\w*|lower\w*|cut\w*|trim\w*|shrink\w*|slash\w*|decreas\w*|bring down)(?: (?:the|our|my|this))?(?: (?:aws|cloud|monthly|infra(?:structure)?))? (?:costs?|bills?|spend\w*)|optimi[sz]\w*|recommendations?|right-?siz\w*|idle|underutili[sz]\w*|over-?provision\w*|quick wins?)\b/,
   },
   { intent: 'count', pattern: /\bhow many\b|\bnumber of\b|\bcount (?:of|the)\b/ },
   {
@@ -127,6 +127,11 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   },
   { intent: 'help', pattern: /^(?:hi|hello|hey|help|thanks?|thank you)\b|\bwhat can you (?:do|answer)\b/ },
 ];
+
+const SAVINGS_WORD =
+  /\b(?:sav(?:e|es|ed|ing|ings)|cheaper|(?:reduc\w*|lower\w*|cut\w*|trim\w*|slash\w*|decreas\w*) (?:(?:the|our|my) )?(?:(?:aws|cloud|monthly) )?(?:costs?|bills?|spend\w*)|wast\w*)\b/;
+const SUPERLATIVE =
+  /\b(?:most|biggest|largest|greatest|highest|top|best|maximum|max|single|first|priorit\w*|quickest|fastest|easiest)\b/;
 
 const DOMAIN_PATTERNS: Array<[Domain, RegExp]> = [
   ['finops', /\b(?:finops|cost|costs|costly|money|spend\w*|wast\w*|billing|savings?)\b/],
@@ -261,7 +266,10 @@ const TARGET_PATTERNS: RegExp[] = [
   /\b(?:depends?|relies|rely|relying|depending) on\s+(.+)/i,
   /\bdependents?\s+(?:of|for|on)\s+(.+)/i,
   /\bdownstream of\s+(.+)/i,
-  /\bif\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated)|dies|is down|stops)\b/i,
+  /\bif\s+(?:we\s+)?(?:lose|lost)\s+(.+)/i,
+  /\b(?:if|when|once|should|in case)\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away))\b/i,
+  /\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\s+(.+)/i,
+  /\b(?:losing|loss of|outage of|failure of)\s+(.+?)\s+(?:break|affect|impact|take down)\w*\b/i,
   /\b(?:what|which)(?:'s| is| are)?\s+(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
   /\b(?:connected|attached|linked|wired) to\s+(.+)/i,
   /\b(?:neighbou?rs?|connections) (?:of|for)\s+(.+)/i,
@@ -308,6 +316,16 @@ export function parsePrompt(prompt: string): Parsed {
   let intent: Intent = INTENTS.find((i) => i.pattern.test(lower))?.intent ?? 'unknown';
   const ids = idsIn(raw);
   const checks = [...lower.matchAll(CHECK_RE)].map((m) => m[0]);
+  // "Which change would save us the most?", "what fix saves the most money?": the largest savings, asked
+  // with another verb in the way; a pick from an earlier list is a follow-up and stays one.
+  if (
+    SAVINGS_WORD.test(lower) &&
+    SUPERLATIVE.test(lower) &&
+    ['changes', 'fix', 'open', 'resource', 'costs', 'unknown', 'count'].includes(intent) &&
+    !ids.length &&
+    !checks.length
+  )
+    intent = 'savings';
   // "how many findings are open" is a question about findings, not about the inventory.
   if (intent === 'count' && /\b(?:findings?|issues?|problems?|open)\b/.test(lower)) intent = 'open';
   // A finding named by id or check, without another intent, is a question about that finding.

@@ -380,16 +380,22 @@ export const blast: Handler = async (ctx) => {
 export const risks: Handler = async (ctx) => {
   if (!ctx.box.has('graph_risks')) return unavailable(ctx, ['graph_risks'], 'find single points of failure');
   const toxicOnly = /\btoxic\b/.test(ctx.req.prompt.toLowerCase());
-  const out = ok(
-    await ctx.box.call<GraphRisksOut>('graph_risks', toxicOnly ? { kind: 'toxic_combination' } : {}),
+  // Each count is the tool's own total for its kind (never a count of the page the engine holds).
+  const toxicOut = ok(
+    await ctx.box.call<GraphRisksOut>('graph_risks', { kind: 'toxic_combination', limit: 50 }),
   );
-  if (!out) return 'The risks could not be computed in this turn.';
-  if (!out.total)
+  const spofOut = toxicOnly
+    ? undefined
+    : ok(await ctx.box.call<GraphRisksOut>('graph_risks', { kind: 'spof', limit: 50 }));
+  if (!toxicOut || (!toxicOnly && !spofOut)) return 'The risks could not be computed in this turn.';
+  if (!toxicOut.total && !spofOut?.total)
     return toxicOnly
       ? 'The graph shows no toxic combination: no Internet-exposed instance reaches a data store with problems in several domains or sensitive data.'
       : 'The graph shows no single point of failure and no toxic combination in the current inventory.';
-  const spofs = out.risks.filter((r) => r.kind === 'spof');
-  const toxic = out.risks.filter((r) => r.kind === 'toxic_combination');
+  const spofs = spofOut?.risks ?? [];
+  const toxic = toxicOut.risks;
+  const spofTotal = spofOut?.total ?? 0;
+  const toxicTotal = toxicOut.total;
   const line = (r: GraphRisksOut['risks'][number]) =>
     `[${r.severity}] ${r.title} — ${r.reason} Resources: ${r.resources
       .slice(0, 4)
@@ -397,8 +403,8 @@ export const risks: Handler = async (ctx) => {
       .join(', ')}${r.finding_ids.length ? `. Findings: ${r.finding_ids.slice(0, 4).join(', ')}` : ''}`;
   const parts = [
     toxicOnly
-      ? `From the dependency graph of the current inventory: ${toxic.length} toxic ${toxic.length === 1 ? 'combination' : 'combinations'}.`
-      : `From the dependency graph of the current inventory: ${spofs.length} single ${spofs.length === 1 ? 'point' : 'points'} of failure and ${toxic.length} toxic ${toxic.length === 1 ? 'combination' : 'combinations'}, most severe first.`,
+      ? `From the dependency graph of the current inventory: ${toxicTotal} toxic ${toxicTotal === 1 ? 'combination' : 'combinations'}.`
+      : `From the dependency graph of the current inventory: ${spofTotal} single ${spofTotal === 1 ? 'point' : 'points'} of failure and ${toxicTotal} toxic ${toxicTotal === 1 ? 'combination' : 'combinations'}, most severe first.`,
   ];
   if (spofs.length && !toxicOnly)
     parts.push(`Single points of failure:\n${numbered(spofs.slice(0, 12).map(line))}`);
