@@ -1,4 +1,5 @@
 import { HANDLERS } from './builtin/answers/index';
+import { matchingFindings } from './builtin/answers/findings';
 import { asksIncidentRecords, incidentRecords, investigate } from './builtin/answers/incidents';
 import { resolveRequest } from './builtin/history';
 import { hasDomainSignal, outOfScopeAnswer, refusalAnswer, scopeOf } from './builtin/scope';
@@ -55,15 +56,19 @@ export class BuiltinEngine implements AgentEngine {
     const lower = input.prompt.toLowerCase();
     if (request.intent === 'unknown' && !request.prior && !taught.length && !hasDomainSignal(lower))
       return outOfScopeAnswer('general');
+    const ctx = { box, req: request };
+    // A question about the tenant that no intent names: the findings its words point at.
+    const matched =
+      request.intent === 'unknown' && hasDomainSignal(lower) ? await matchingFindings(ctx) : undefined;
     if (taught.length && (request.intent === 'unknown' || KNOWLEDGE_QUESTION.test(lower))) {
       const data =
-        request.intent === 'unknown' ? '' : (await HANDLERS[request.intent]({ box, req: request })).trim();
+        request.intent === 'unknown' ? (matched ?? '') : (await HANDLERS[request.intent](ctx)).trim();
       return [taughtSection(taught, true), ...(data ? [`What the data shows:\n\n${data}`] : [])].join('\n\n');
     }
     const main =
       box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(input.prompt, bound)
-        ? await incidentRecords({ box, req: request }, bound)
-        : await HANDLERS[request.intent]({ box, req: request });
+        ? await incidentRecords(ctx, bound)
+        : (matched ?? (await HANDLERS[request.intent](ctx)));
     // The learnings the answer does not cite already (a resource's answer names its service's own).
     const more = taught.filter((l) => !main.includes(l.id));
     return more.length ? `${main.trim()}\n\n${taughtSection(more, false)}` : main;

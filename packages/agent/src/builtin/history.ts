@@ -163,6 +163,20 @@ function standalone(parsed: Request): Request {
     return parsed;
   }
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
+  // "What should we fix first?", "what do I fix next?": no finding named, so the most pressing ones.
+  if (
+    parsed.intent === 'fix' &&
+    !parsed.ids.length &&
+    !parsed.checks.length &&
+    (!parsed.target ||
+      /^(?:first|next|now|today|asap|right now|first of all|urgently|most urgently|soonest)$/i.test(
+        parsed.target,
+      ) ||
+      isOnlyFacets(parsed.target, parsed.facets))
+  ) {
+    parsed.intent = 'open';
+    return parsed;
+  }
   if (parsed.intent === 'resource' && !parsed.ids.length && isOnlyFacets(parsed.target, parsed.facets))
     parsed.intent = 'open';
   else if (parsed.intent === 'unknown' && hasFacets && isOnlyFacets(parsed.target, parsed.facets))

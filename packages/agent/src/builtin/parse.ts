@@ -97,12 +97,12 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'incident',
     pattern:
-      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d)\b/,
+      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d|on fire|(?:is )?anything (?:down|broken|burning)|(?:are|is) we down)\b/,
   },
   {
     intent: 'changes',
     pattern:
-      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted)|cloudtrail|what(?:'s| is) new|since yesterday)\b/,
+      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
   },
   {
     intent: 'costs',
@@ -123,7 +123,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'open',
     pattern:
-      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of)\b/,
+      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of|needs? (?:our |my )?attention|priorit\w*|most urgent|urgent|most important|worry about|focus on|concerns?)\b/,
   },
   { intent: 'help', pattern: /^(?:hi|hello|hey|help|thanks?|thank you)\b|\bwhat can you (?:do|answer)\b/ },
 ];
@@ -282,6 +282,8 @@ const TARGET_PATTERNS: RegExp[] = [
   /\b(?:learn(?:ed|t)?|lessons?|know)\s+(?:about|from|on|for)\s+(.+)/i,
   /\b(?:run ?books?|playbooks?)\s+(?:for|on|about|to)\s+(.+)/i,
   /\b(?:incident|outage)\s+(?:on|in|with|of|for|at)\s+(.+)/i,
+  /\b(?:who|what)\s+(?:changed|modified|touched|updated|edited|deleted|created)\s+(?!(?:on|in|to|at|for|since|over|during|this|last|past|recently|yesterday|today|it|that|them)\b)(.+)/i,
+  /\bchanges?\s+(?:to|on|of|in|for)\s+(.+)/i,
   /\b(?:about|on|for|in)\s+(.+)/i,
 ];
 

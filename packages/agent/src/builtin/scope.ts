@@ -9,7 +9,7 @@
  */
 
 export type RefusalReason = 'secrets' | 'instructions' | 'other-tenants' | 'injection';
-export type OutOfScopeReason = 'other-cloud' | 'general';
+export type OutOfScopeReason = 'other-cloud' | 'general' | 'action';
 
 export type Scope =
   | { kind: 'refuse'; reason: RefusalReason }
@@ -54,7 +54,7 @@ const SECRET_POSTURE =
 
 /** Clouds and platforms this service does not collect. */
 const OTHER_CLOUD =
-  /\b(azure|gcp|google cloud|gke|bigquery|cloud run|digital ?ocean|oracle cloud|oci|alibaba cloud|aliyun|ibm cloud|linode|heroku|cloudflare|vercel|netlify|hetzner|ovh|openstack|vmware|vsphere|on-?prem(?:ise)?s?|snowflake|datadog|new relic|splunk)\b/;
+  /\b(azure|gcp|google cloud|gke|bigquery|cloud run|digital ?ocean|oracle cloud|oci|alibaba cloud|aliyun|ibm cloud|linode|heroku|cloudflare|vercel|netlify|hetzner|ovh|openstack|vmware|vsphere|on-?prem(?:ise)?s?|snowflake|datadog|new relic|splunk|kubernetes|k8s|openshift)\b/;
 
 /** General knowledge, markets, people and everyday topics: nothing in a tenant's cloud answers them. */
 const GENERAL = [
@@ -68,12 +68,18 @@ const GENERAL = [
   /\b(?:capital of|population of|distance (?:from|between)|how tall is|when was .+ (?:born|founded|invented)|who (?:invented|discovered|wrote|won|painted|founded)|meaning of life|translate|in (?:french|german|spanish|japanese|chinese))\b/,
   // creative writing and chit-chat
   /\b(?:write|compose|tell)\b[^.?!\n]{0,20}\b(?:poems?|haiku|songs?|story|stories|jokes?|essay|limerick|rap)\b|\bjokes?\b|\briddles?\b/,
-  /\b(?:how are you feeling|are you (?:sentient|alive|conscious|human)|what(?:'s| is) your (?:name|favou?rite|age|opinion on))\b/,
+  /\b(?:how are you feeling|are you (?:sentient|alive|conscious|human)|what(?:'s| is) your (?:name|favou?rite|age|opinion on)|what time is it|what(?:'s| is) the time|what day is it)\b/,
+  // writing code or documents is not reading this tenant's data
+  /\b(?:write|generate|create|draft|compose)\b[^.?!\n]{0,25}\b(?:sql|code|scripts?|programs?|functions?|regex|python|javascript|bash|terraform|cloudformation|emails?|letters?|essays?|cover letter|resume|cv)\b/,
 ];
+
+/** Requests to act on the cloud: the agent's tools only read. */
+const ACTION =
+  /^(?:please\s+|can you\s+|could you\s+|go ahead and\s+|now\s+)?(?:delete|terminate|drop|destroy|remove|shut ?down|stop|reboot|restart|scale (?:up|down|out|in)|resize|launch|deploy|rotate|disable|detach|revoke|grant|execute)\b(?![^?]*\?\s*$)|\b(?:can|could|would|will) you (?:please )?(?:delete|terminate|drop|destroy|shut ?down|stop|reboot|restart|scale|resize|launch|deploy|rotate|disable|enable|apply|execute|revoke|grant|remove)\b/;
 
 /** Words that tie a question to this tenant's cloud and what the service knows of it. */
 const DOMAIN =
-  /\b(?:aws|amazon web services|accounts?|resources?|inventory|infra(?:structure)?|cloud|instances?|ec2|rds|s3|buckets?|databases?|dbs?|volumes?|ebs|snapshots?|security groups?|sgs?|load ?balancers?|albs?|elbs?|target groups?|nat|gateways?|vpcs?|subnets?|iam|users?|roles?|policies|access keys?|lambda|functions?|dynamo\w*|tables?|caches?|elasticache|redis|alarms?|cloudwatch|cloudtrail|log groups?|route ?53|dns|regions?|zones?|azs?|us-[a-z]+-\d|findings?|issues?|problems?|risks?|vulnerab\w*|security|exposed|exposures?|public(?:ly)?|encrypt\w*|backups?|costs?|costly|spend\w*|bills?|billing|sav(?:e|es|ing|ings)|wast\w*|cheaper|expensive|money|finops|sre|reliab\w*|resilien\w*|incidents?|outages?|alerts?|paged?|sev ?\d|changes?|changed|drift\w*|deploy\w*|modified|deleted|created|learn\w*|lessons?|runbooks?|playbooks?|fix\w*|remediat\w*|depend\w*|blast|breaks?|fails?|failure|down|spofs?|services?|tag(?:s|ged)?|prod(?:uction)?|staging|servers?|hosts?|machines?|vms?|clusters?|environment|owner|owns|owned|on-?call|team|configured|configuration|open|broken|wrong|healthy|status)\b/;
+  /\b(?:aws|amazon web services|accounts?|resources?|inventory|infra(?:structure)?|cloud|instances?|ec2|rds|s3|buckets?|databases?|dbs?|volumes?|ebs|snapshots?|security groups?|sgs?|load ?balancers?|albs?|elbs?|target groups?|nat|gateways?|vpcs?|subnets?|iam|users?|roles?|policies|access keys?|lambda|functions?|dynamo\w*|tables?|caches?|elasticache|redis|alarms?|cloudwatch|cloudtrail|log groups?|route ?53|dns|regions?|zones?|azs?|us-[a-z]+-\d|findings?|issues?|problems?|risks?|vulnerab\w*|security|exposed|exposures?|public(?:ly)?|encrypt\w*|backups?|costs?|costly|spend\w*|bills?|billing|sav(?:e|es|ing|ings)|wast\w*|cheaper|expensive|money|finops|sre|reliab\w*|resilien\w*|incidents?|outages?|alerts?|paged?|sev ?\d|changes?|changed|drift\w*|deploy\w*|modified|deleted|created|learn\w*|lessons?|runbooks?|playbooks?|fix\w*|remediat\w*|depend\w*|blast|breaks?|fails?|failure|down|spofs?|services?|tag(?:s|ged)?|prod(?:uction)?|staging|servers?|hosts?|machines?|vms?|clusters?|environment|owner|owns|owned|on-?call|team|configured|configuration|open|broken|wrong|healthy|health|status|attention|priorit\w*|urgent|important|fire)\b/;
 
 /** An id-like word (kebab-case, dotted, with digits): a name of something in the tenant's inventory, most likely. */
 const NAME_LIKE = /\b[a-z0-9]+(?:[-_.][a-z0-9]+)+\b|\b(?:arn:aws|[a-z]+-[0-9a-f]{8,17})\b/;
@@ -94,6 +100,7 @@ export function scopeOf(prompt: string): Scope {
   const cloud = OTHER_CLOUD.exec(lower);
   if (cloud) return { kind: 'out_of_scope', reason: 'other-cloud', what: cloud[1] };
   if (GENERAL.some((re) => re.test(lower))) return { kind: 'out_of_scope', reason: 'general' };
+  if (ACTION.test(lower)) return { kind: 'out_of_scope', reason: 'action' };
   return { kind: 'in_scope' };
 }
 
@@ -129,8 +136,10 @@ export function refusalAnswer(reason: RefusalReason): string {
 /** The answer to a question outside what the service can see for this tenant: says so, states no data, offers what it can answer. */
 export function outOfScopeAnswer(reason: OutOfScopeReason, what?: string): string {
   const head =
-    reason === 'other-cloud'
-      ? `That is outside what I can see for this tenant: this service collects only the AWS inventory connected to it (and what it derives from it), so I have no data from ${what ? what.replace(/\b\w/g, (c) => c.toUpperCase()) : 'that platform'} and cannot answer about it.`
-      : "That is outside what I can see for this tenant: I answer only from this tenant's own cloud inventory, findings, incidents and alerts, changes, costs and learnings, and none of that covers this question, so I cannot answer it. I did not guess.";
+    reason === 'action'
+      ? "That is outside what I can do for this tenant: my tools only read its data, so I cannot change, create, delete or run anything in its cloud. I can tell you what to do and why (a finding's recommendation, the runbook that applies, what depends on the resource first), and a plan can carry the change out with approval."
+      : reason === 'other-cloud'
+        ? `That is outside what I can see for this tenant: this service collects only the AWS inventory connected to it (and what it derives from it), so I have no data from ${what ? what.replace(/\b\w/g, (c) => c.toUpperCase()) : 'that platform'} and cannot answer about it.`
+        : "That is outside what I can see for this tenant: I answer only from this tenant's own cloud inventory, findings, incidents and alerts, changes, costs and learnings, and none of that covers this question, so I cannot answer it. I did not guess.";
   return `${head}\n\nWhat I can answer:\n${bullets(CAN_ANSWER)}`;
 }

@@ -12,7 +12,7 @@ export type Learning = LearningList['learnings'][number];
 
 /** Questions a taught fact answers better than the inventory: who owns, how it is set up, what we may do. */
 export const KNOWLEDGE_QUESTION =
-  /\b(?:who (?:owns|runs|maintains|manages|is responsible|looks after|supports|handles|to (?:call|page|contact|ask))|owners?|owned by|ownership|responsible for|on-?call|contacts?|escalat\w*|point of contact|configur\w*|set ?up|what do we know|what(?:'s| is) known|anything (?:i|we) should know|good to know|gotchas?|caveats?|conventions?|rules? (?:for|about|on)|(?:can|may|should|must) (?:we|i)\b|allowed to|safe to|when (?:can|should|may|must) (?:we|i)|how (?:do|should|must) we|maintenance windows?|freeze)\b/;
+  /\b(?:who (?:owns|runs|maintains|manages|is responsible|looks after|supports|handles|to (?:call|page|contact|ask))|owners?|owned by|ownership|responsible for|on-?call|contacts?|escalat\w*|point of contact|configur\w*|set ?up|what do we know|what(?:'s| is) known|anything (?:i|we) should know|good to know|gotchas?|caveats?|conventions?|rules? (?:for|about|on)|(?:can|may|should|must) (?:we|i)\b|allowed to|safe to|when (?:can|should|may|must) (?:we|i)|how (?:do|should|must) we|maintenance windows?|freeze|when (?:does|do|is|are|will)|schedul\w*|how often|what time)\b/;
 
 /** Words that carry no subject (question words, fillers, generic nouns of the domain). */
 const STOP = new Set(

@@ -47,6 +47,7 @@ const LATEST =
   /\b(?:latest|most recent|newest|last(?! (?:night|week|month|day|\d|few|two|three|seven|hours?))|current)\b/;
 const OPEN_NOW =
   /\b(?:open|active|ongoing|on-?going|unresolved|not (?:yet )?resolved|in progress|still (?:open|going|running)|going on|happening|live|current(?:ly)?|right now)\b/;
+const PAST = /\b(?:resolved|closed|past|previous|earlier|history|historical|so far|ever|had)\b/;
 const LISTING = /\b(?:which|what|list|any|show|how many|are there|is there|do we have|have we got|all)\b/;
 
 /** Whether the incident records answer this prompt (rather than the alerts and changes alone). */
@@ -57,6 +58,15 @@ export function asksIncidentRecords(prompt: string, bound: string | undefined): 
   if (SEV.test(lower) && (LATEST.test(lower) || OPEN_NOW.test(lower) || /\bstatus\b/.test(lower)))
     return true;
   if (/\bincidents\b/.test(lower) && LISTING.test(lower) && OPEN_NOW.test(lower)) return true;
+  // "show me all incidents", "how many incidents have we had?", "which incidents were resolved?"
+  if (
+    /\bincidents\b/.test(lower) &&
+    (LISTING.test(lower) ||
+      PAST.test(lower) ||
+      /\b(?:incidents (?:so far|on record)|all incidents)\b/.test(lower)) &&
+    !/\b(?:last night|overnight|what happened)\b/.test(lower)
+  )
+    return true;
   if (/\b(?:open|active|ongoing|unresolved|current)\s+incidents?\b/.test(lower)) return true;
   if (
     /\bincident\b/.test(lower) &&
@@ -143,6 +153,28 @@ export async function incidentRecords(ctx: Ctx, bound: string | undefined): Prom
   }
   if (id && (UUID.test(req.prompt) || !/\bincidents\b/.test(lower))) return describeIncident(ctx, id);
   const severity = sev ? `SEV${sev[1]}` : undefined;
+  const kind = severity ? `${severity} incident` : 'incident';
+  // Resolved ones, or every one on record, when the question asks for them rather than the open ones.
+  const wants = OPEN_NOW.test(lower)
+    ? 'active'
+    : /\b(?:resolved|closed)\b/.test(lower)
+      ? 'resolved'
+      : /\bincidents\b/.test(lower)
+        ? 'all'
+        : 'active';
+  if (wants !== 'active') {
+    const all = ok(
+      await box.call<IncidentList>('list_incidents', {
+        limit: 20,
+        ...(wants === 'resolved' ? { status: 'resolved' } : {}),
+        ...(severity ? { severity } : {}),
+      }),
+    );
+    if (!all) return 'The incidents could not be read in this turn.';
+    const what = wants === 'resolved' ? `resolved ${kind}` : kind;
+    if (!all.incidents.length) return `There is no ${what} on record.`;
+    return `${all.total} ${all.total === 1 ? what : `${what}s`} on record, newest first:\n${bullets(all.incidents.map(line))}`;
+  }
   const out = ok(
     await box.call<IncidentList>('list_incidents', {
       status: 'active',
@@ -151,7 +183,6 @@ export async function incidentRecords(ctx: Ctx, bound: string | undefined): Prom
     }),
   );
   if (!out) return 'The incidents could not be read in this turn.';
-  const kind = severity ? `${severity} incident` : 'incident';
   if (!out.incidents.length) return `No ${kind} is open: every ${kind} on record is resolved.`;
   return `${out.total} ${out.total === 1 ? `${kind} is` : `${kind}s are`} not resolved, newest first:\n${bullets(out.incidents.map(line))}`;
 }
