@@ -4,7 +4,7 @@
  * assistant message gives the items it listed and the ids it cited, in order.
  */
 import type { ConversationMessage } from '../engine';
-import { isOnlyFacets, isReferenceOnly, parsePrompt, type Facets, type Parsed } from './parse';
+import { isOnlyFacets, isReferenceOnly, parsePrompt, SAVINGS_WORD, type Facets, type Parsed } from './parse';
 import { idsIn, type FoundId } from './text';
 
 export interface PriorItem {
@@ -163,7 +163,8 @@ function standalone(parsed: Request): Request {
     return parsed;
   }
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
-  // "What should we fix first?", "what do I fix next?": no finding named, so the most pressing ones.
+  // "What should we fix first?", "what do I fix next?", "the cheapest fix with the biggest impact": no
+  // finding named, so the most pressing ones, or the largest savings when the question is about money.
   if (
     parsed.intent === 'fix' &&
     !parsed.ids.length &&
@@ -172,9 +173,17 @@ function standalone(parsed: Request): Request {
       /^(?:first|next|now|today|asap|right now|first of all|urgently|most urgently|soonest)$/i.test(
         parsed.target,
       ) ||
+      /^(?:with |that (?:has|have|gives?|brings?) )?(?:the )?(?:most|biggest|best|largest|highest|greatest|cheapest|easiest|quickest)\b/i.test(
+        parsed.target,
+      ) ||
       isOnlyFacets(parsed.target, parsed.facets))
   ) {
-    parsed.intent = 'open';
+    const lower = parsed.prompt.toLowerCase();
+    parsed.intent =
+      SAVINGS_WORD.test(lower) || /\b(?:cheap\w*|impact|money|value|roi|payoff)\b/.test(lower)
+        ? 'savings'
+        : 'open';
+    if (parsed.intent === 'savings') parsed.sortBySavings = true;
     return parsed;
   }
   if (parsed.intent === 'resource' && !parsed.ids.length && isOnlyFacets(parsed.target, parsed.facets))

@@ -73,7 +73,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'risks',
     pattern:
-      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b|\bweak(?:est)? (?:points?|links?|spots?)\b|\b(?:most )?fragile\b|\black(?:s|ing)? (?:redundancy|failover|a standby)\b|\bno (?:redundancy|failover|standby)\b|\bnot redundant\b|\bsingle (?:az|availability zone)\b|\bsingle-az\b|\bcould take (?:us|everything|the (?:site|service)) down\b/,
+      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b|\bweak(?:est)? (?:points?|links?|spots?)\b|\b(?:most )?fragile\b|\black(?:s|ing)? (?:redundancy|failover|a standby)\b|\bno (?:redundancy|failover|standby)\b|\bnot redundant\b|\bsingle (?:az|availability zone)\b|\bsingle-az\b|\b(?:not|isn't|aren't|without|no) multi-?az\b|\bcould take (?:us|everything|the (?:site|service)) down\b/,
   },
   {
     intent: 'pick',
@@ -97,12 +97,12 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'incident',
     pattern:
-      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d|on fire|(?:is )?anything (?:down|broken|burning)|(?:are|is) we down)\b/,
+      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d|on fire|(?:is )?anything (?:down|broken|burning)|(?:are|is) we down|5\d\d|50x|errors?|error rates?|latency|timeouts?|timing out|slow(?:ness|down)?|root cause|why did)\b/,
   },
   {
     intent: 'changes',
     pattern:
-      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
+      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated|opened|closed|allowed|granted|authori[sz]ed|revoked|enabled|disabled|attached|detached|started|stopped|resized|deployed|rotated|made)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
   },
   {
     intent: 'costs',
@@ -123,12 +123,12 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'open',
     pattern:
-      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of|needs? (?:our |my )?attention|priorit\w*|most urgent|urgent|most important|worry about|focus on|concerns?)\b/,
+      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of|needs? (?:our |my )?attention|priorit\w*|most urgent|urgent|most important|worry about|focus on|concerns?|riskiest|most at risk|most dangerous|biggest (?:risk|threat|problem)s?)\b/,
   },
   { intent: 'help', pattern: /^(?:hi|hello|hey|help|thanks?|thank you)\b|\bwhat can you (?:do|answer)\b/ },
 ];
 
-const SAVINGS_WORD =
+export const SAVINGS_WORD =
   /\b(?:sav(?:e|es|ed|ing|ings)|cheaper|(?:reduc\w*|lower\w*|cut\w*|trim\w*|slash\w*|decreas\w*) (?:(?:the|our|my) )?(?:(?:aws|cloud|monthly) )?(?:costs?|bills?|spend\w*)|wast\w*)\b/;
 const SUPERLATIVE =
   /\b(?:most|biggest|largest|greatest|highest|top|best|maximum|max|single|first|priorit\w*|quickest|fastest|easiest)\b/;
@@ -270,7 +270,7 @@ const TARGET_PATTERNS: RegExp[] = [
   /\b(?:if|when|once|should|in case)\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away))\b/i,
   /\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\s+(.+)/i,
   /\b(?:losing|loss of|outage of|failure of)\s+(.+?)\s+(?:break|affect|impact|take down)\w*\b/i,
-  /\b(?:what|which)(?:'s| is| are)?\s+(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
+  /\b(?:what|which)(?:'s| is| are)?\s+(?!(?:is|are|was|were|else)\s)(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
   /\b(?:connected|attached|linked|wired) to\s+(.+)/i,
   /\b(?:neighbou?rs?|connections) (?:of|for)\s+(.+)/i,
   /\b(?:fix|remediate|resolve|mitigate|fixing)\s+(.+)/i,
@@ -328,6 +328,15 @@ export function parsePrompt(prompt: string): Parsed {
     !checks.length
   )
     intent = 'savings';
+  // "Is prod-payments-db backed up?", "does sg-web allow SSH?": a yes/no question about one named resource.
+  const yesNo = /^(?:is|are|does|do|has|have|can|was)\s+(?:the\s+)?([a-z0-9]+(?:[-_.][a-z0-9]+)+)\b/i.exec(
+    raw,
+  );
+  let forcedTarget: string | undefined;
+  if (intent === 'unknown' && yesNo && !checks.length) {
+    intent = 'resource';
+    forcedTarget = yesNo[1];
+  }
   // "how many findings are open" is a question about findings, not about the inventory.
   if (intent === 'count' && /\b(?:findings?|issues?|problems?|open)\b/.test(lower)) intent = 'open';
   // A finding named by id or check, without another intent, is a question about that finding.
@@ -356,7 +365,7 @@ export function parsePrompt(prompt: string): Parsed {
       service: serviceOf(raw),
       account: accountOf(raw),
     },
-    target: targetOf(raw),
+    target: forcedTarget ?? targetOf(raw),
     ids,
     checks,
     days: daysOf(lower),

@@ -137,12 +137,21 @@ export async function incidentRecords(ctx: Ctx, bound: string | undefined): Prom
   const lower = req.prompt.toLowerCase();
   const id = UUID.exec(req.prompt)?.[0] ?? bound;
   const sev = /\bsev(?:erity)?[- ]?([1-4])\b/.exec(lower);
-  const latestIncident = /\bincident\b/.test(lower) && !/\bincidents\b/.test(lower) && LATEST.test(lower);
+  const latestIncident =
+    /\bincident\b/.test(lower) &&
+    !/\bincidents\b/.test(lower) &&
+    (LATEST.test(lower) || OPEN_NOW.test(lower));
   if (latestIncident && !sev && !id) {
-    const out = ok(await box.call<IncidentList>('list_incidents', { limit: 1 }));
+    // "the open incident" is the newest one not resolved; "the latest incident" the newest of all.
+    const out = ok(
+      await box.call<IncidentList>('list_incidents', {
+        limit: 1,
+        ...(LATEST.test(lower) ? {} : { status: 'active' }),
+      }),
+    );
     const latest = out?.incidents[0];
     if (!latest) return 'There is no incident on record.';
-    return `The latest incident is ${line(latest)}.\n\n${await describeIncident(ctx, latest.id)}`;
+    return `The ${LATEST.test(lower) ? 'latest' : 'open'} incident is ${line(latest)}.\n\n${await describeIncident(ctx, latest.id)}`;
   }
   if (sev && (LATEST.test(lower) || !OPEN_NOW.test(lower))) {
     const severity = `SEV${sev[1]}`;

@@ -453,6 +453,37 @@ export const costs: Handler = async (ctx) => {
   const account = await resolveAccount(ctx, f.account);
   if (account.status === 'unknown')
     return `I found no account ${quoted(ctx, account.text) ? `called ${quoted(ctx, account.text)}` : 'with the id or name you gave'} in the inventory.`;
+  // "How much does prod-payments-db cost?": one resource the question names, its own monthly cost.
+  if (box.has('get_resource')) {
+    const names = [
+      ...req.ids.filter((i) => i.kind !== 'finding').map((i) => i.id),
+      ...[...req.prompt.matchAll(/\b[a-z0-9]+(?:[-_.][a-z0-9]+)+\b/gi)].map((m) => m[0]),
+    ].filter((n) => n.toLowerCase() !== f.service?.toLowerCase() && !/^us-[a-z]+-\d[a-z]?$/i.test(n));
+    for (const ref of [...new Set(names)].slice(0, 2)) {
+      const r = ok(await box.call<ResourceDetail | NotFound>('get_resource', { resource: ref }));
+      if (!r?.found) continue;
+      return num(r.monthly_cost) !== null
+        ? `${label(r)}, an ${r.type}, costs ${money(r.monthly_cost)} a month (its recorded monthly cost).`
+        : `No monthly cost is recorded for ${label(r)} (an ${r.type}).`;
+    }
+  }
+  // "Which service costs the most?": the spend of each service tag, from the inventory.
+  if (
+    box.has('inventory_sql') &&
+    !f.service &&
+    /\b(?:which|what) services?\b|\b(?:by|per|each|every) service\b|\bservices? (?:cost|spend)/.test(
+      req.prompt.toLowerCase(),
+    )
+  ) {
+    const bySvc = await sql(
+      ctx,
+      `select tags->>'service' as service, count(*)::int as resources, round(sum(monthly_cost)::numeric, 2) as monthly_cost from resources where deleted_at is null and monthly_cost is not null and tags->>'service' is not null group by 1 order by 3 desc limit 10`,
+    );
+    if (bySvc?.rows.length) {
+      const top = bySvc.rows[0]!;
+      return `By service tag, the one that costs the most is ${String(top.service)}, at ${money(top.monthly_cost)} a month. The services by monthly cost, largest first:\n${numbered(bySvc.rows.map((r) => `${String(r.service)} — ${money(r.monthly_cost)}/month over ${String(r.resources)} ${Number(r.resources) === 1 ? 'resource' : 'resources'}`))}`;
+    }
+  }
   // "our most expensive databases": the type the words imply narrows it (an account is a filter, not a type).
   const hinted = typeHint(req.prompt);
   const type = hinted && hinted[0] !== 'aws_account' ? hinted : undefined;
