@@ -115,6 +115,23 @@ const CAN_ANSWER = [
   'what the team has taught about a service (learnings)',
 ];
 
+const PLATFORM_NAMES: Record<string, string> = {
+  gcp: 'GCP',
+  gke: 'GKE',
+  oci: 'Oracle Cloud',
+  k8s: 'Kubernetes',
+  ovh: 'OVH',
+  ibm: 'IBM Cloud',
+  'on-prem': 'on-premises systems',
+  onprem: 'on-premises systems',
+  'on-premise': 'on-premises systems',
+  'on-premises': 'on-premises systems',
+};
+
+function platformName(what: string): string {
+  return PLATFORM_NAMES[what] ?? what.replace(/\b\w/g, (c) => c.toUpperCase());
+}
+
 const bullets = (lines: string[]) => lines.map((l) => `- ${l}`).join('\n');
 
 const REFUSALS: Record<RefusalReason, string> = {
@@ -139,7 +156,7 @@ export function outOfScopeAnswer(reason: OutOfScopeReason, what?: string): strin
     reason === 'action'
       ? "That is outside what I can do for this tenant: my tools only read its data, so I cannot change, create, delete or run anything in its cloud. I can tell you what to do and why (a finding's recommendation, the runbook that applies, what depends on the resource first), and a plan can carry the change out with approval."
       : reason === 'other-cloud'
-        ? `That is outside what I can see for this tenant: this service collects only the AWS inventory connected to it (and what it derives from it), so I have no data from ${what ? what.replace(/\b\w/g, (c) => c.toUpperCase()) : 'that platform'} and cannot answer about it.`
+        ? `That is outside what I can see for this tenant: this service collects only the AWS inventory connected to it (and what it derives from it), so I have no data from ${what ? platformName(what) : 'that platform'} and cannot answer about it.`
         : "That is outside what I can see for this tenant: I answer only from this tenant's own cloud inventory, findings, incidents and alerts, changes, costs and learnings, and none of that covers this question, so I cannot answer it. I did not guess.";
   return `${head}\n\nWhat I can answer:\n${bullets(CAN_ANSWER)}`;
 }

@@ -225,4 +225,6 @@ export const help: Handler = async () =>
   `I am the built-in offline engine: I answer from your inventory, findings, alerts and changes through read-only tools, and cite the ids I rely on. I can tell you:\n${bullets(CAPABILITIES)}\nFollow-ups work too: "and the security ones?", "which of those is the most expensive?", "tell me more about the first one".`;
 
 export const unknown: Handler = async (ctx) =>
-  `I could not tell what you are asking${ctx.req.prompt ? '' : ' (the message was empty)'}, so I looked nothing up rather than guess. I can answer:\n${bullets(CAPABILITIES)}`;
+  ctx.req.prompt
+    ? `I can't answer that from this tenant's data: it matches nothing I can see for this tenant (its inventory, findings, incidents, changes, costs and learnings), so I did not guess. I can answer:\n${bullets(CAPABILITIES)}`
+    : `The message was empty, so I looked nothing up. I can answer:\n${bullets(CAPABILITIES)}`;
