@@ -86,6 +86,18 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
       /\b(?:fix|fixes|fixed|fixing|remediat\w*|resolve|mitigat\w*|steps to close|what should (?:i|we) do (?:about|with|for))\b/,
   },
   {
+    // "What does checkout-api-1 depend on?": its own dependencies, i.e. its edges.
+    intent: 'neighbours',
+    pattern:
+      /\b(?:what|which\s+\w+)\s+(?:does|do|is|are)\s+\S.*?\s+(?:depend(?:s|ing)?|rel(?:y|ies|ying)|built)\s+(?:on|upon)\s*[?.!]*$/,
+  },
+  {
+    // "Can we safely delete X?", "is it safe to remove X?": what would break, before anything is removed.
+    intent: 'blast',
+    pattern:
+      /\bsafe(?:ly)?\s+(?:to\s+)?(?:delete|remove|terminate|decommission|shut ?down|turn off|retire)\b|\b(?:can|could|should)\s+(?:we|i)\s+(?:safely\s+)?(?:delete|remove|terminate|decommission|shut ?down|turn off|retire)\b/,
+  },
+  {
     intent: 'blast',
     pattern:
       /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted)\b|\b(?:if|when|once|in case)\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away)|(?:we )?lose|lost)\b|\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\b|\b(?:losing|loss of|outage of|failure of)\s+\S+.*\b(?:break|affect|impact|take down)\w*\b|\bwhat (?:else )?(?:goes|would go) down\b/,
@@ -102,7 +114,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'changes',
     pattern:
-      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated|opened|closed|allowed|granted|authori[sz]ed|revoked|enabled|disabled|attached|detached|started|stopped|resized|deployed|rotated|made)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
+      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated|opened|closed|allowed|granted|authori[sz]ed|revoked|enabled|disabled|attached|detached|started|stopped|resized|deployed|rotated|made)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\b(?:were|was|have been|has been|got)\s+(?:\w+\s+){0,2}(?:deleted|removed|terminated|created|added|launched|modified|updated)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
   },
   {
     intent: 'costs',
@@ -260,6 +272,7 @@ function referenceOf(lower: string): Reference | undefined {
 
 /** The words after the intent's verb that name what the question is about. */
 const TARGET_PATTERNS: RegExp[] = [
+  /\b(?:what|which\s+\w+)\s+(?:does|do|is|are)\s+(\S.*?)\s+(?:depend(?:s|ing)?|rel(?:y|ies|ying)|built)\s+(?:on|upon)\s*[?.!]*$/i,
   /\b(?:wrong|problems?|issues?|going on) with\s+(.+)/i,
   /\bblast radius\s+(?:of|for|on)\s+(.+)/i,
   /\b(.+?)(?:'s)?\s+blast radius\b/i,
@@ -270,6 +283,8 @@ const TARGET_PATTERNS: RegExp[] = [
   /\b(?:if|when|once|should|in case)\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away))\b/i,
   /\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\s+(.+)/i,
   /\b(?:losing|loss of|outage of|failure of)\s+(.+?)\s+(?:break|affect|impact|take down)\w*\b/i,
+  /\b(?:what|which\s+\w+)\s+(?:does|do|is|are)\s+(\S.*?)\s+(?:depend(?:s|ing)?|rel(?:y|ies|ying)|built)\s+(?:on|upon)\s*[?.!]*$/i,
+  /\b(?:delete|remove|terminate|decommission|shut ?down|turn off|retire)\s+(.+)/i,
   /\b(?:what|which)(?:'s| is| are)?\s+(?!(?:is|are|was|were|else)\s)(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
   /\b(?:connected|attached|linked|wired) to\s+(.+)/i,
   /\b(?:neighbou?rs?|connections) (?:of|for)\s+(.+)/i,

@@ -55,7 +55,14 @@ export function asksIncidentRecords(prompt: string, bound: string | undefined): 
   const lower = prompt.toLowerCase();
   if (/\bincidents?\b/.test(lower) && UUID.test(lower)) return true;
   // "the latest SEV1", "what is happening with the SEV2?", "any open sev1s?"
-  if (SEV.test(lower) && (LATEST.test(lower) || OPEN_NOW.test(lower) || /\bstatus\b/.test(lower)))
+  if (
+    SEV.test(lower) &&
+    (LATEST.test(lower) ||
+      OPEN_NOW.test(lower) ||
+      /\bstatus\b|\brecur\w*|\bhappened before\b|\bseen before\b|\bagain\b|\brepeat\w*|\bsimilar\b/.test(
+        lower,
+      ))
+  )
     return true;
   if (/\bincidents\b/.test(lower) && LISTING.test(lower) && OPEN_NOW.test(lower)) return true;
   // "show me all incidents", "how many incidents have we had?", "which incidents were resolved?"
