@@ -37,14 +37,20 @@ import {
   testRedisUrl,
   type ServiceProcess,
   type TestContext,
+  type TestMember,
 } from '@opsi/test-support';
+import type { DemoSpec } from '@opsi/inventory';
+import * as seed from '../seed';
 import { EVAL_SPEC, syncDemo } from '../seed';
 
 const FILE = new URL('./questions.json', import.meta.url);
 const WRITE = process.argv.includes('--write');
 
-// The harness's own learnings (LEARNINGS and LEARNING_OF_B in eval.int.test.ts), reproduced verbatim.
-const LEARNINGS_A = [
+// The harness's own learnings (EVAL_LEARNINGS of seed.ts once it exports them; before, LEARNINGS in
+// eval.int.test.ts, reproduced verbatim here), and tenant B's (LEARNING_OF_B in eval.int.test.ts).
+type Taught = Array<{ fact: string; service?: string }>;
+const SEED = seed as unknown as Record<string, unknown>;
+const LEARNINGS_A: Taught = (SEED.EVAL_LEARNINGS as Taught | undefined) ?? [
   {
     fact: 'Month-end batch jobs push prod-payments-db CPU above 90% for about two hours; page only if it lasts longer.',
     service: 'payments',
@@ -54,6 +60,14 @@ const LEARNINGS_A = [
     service: 'payments',
   },
 ];
+/** seed.ts's whole evaluation state (demo, detectors, triage of its alerts, resilience, learnings), once it has it. */
+const seedEvalTenant = SEED.seedEvalTenant as
+  | ((
+      db: TestContext['db'],
+      member: TestMember,
+      opts: { spec?: DemoSpec; learnings?: Taught },
+    ) => Promise<unknown>)
+  | undefined;
 const LEARNING_OF_B = { fact: 'The zebra-ledger cluster of tenant B is tuned by hand.', service: 'payments' };
 
 // ---------------------------------------------------------------- the API's data
@@ -145,6 +159,9 @@ class Facts {
   incidents: Incident[] = [];
   timelines = new Map<string, Array<{ kind: string; body: string }>>();
   triage: TriageEvent[] = [];
+  /** GET /api/v1/resilience/findings of the same state as the incidents. */
+  resilience: Array<{ scenario: string; title: string; severity: string; trigger: any; impacted: Node[] }> =
+    [];
   /** Added to incident times to put them on the evaluation's calendar (0 when they are its own). */
   incidentShiftMs = 0;
   incidentSource = 'the evaluation state';
@@ -167,6 +184,7 @@ class Facts {
     for (const i of this.incidents)
       this.timelines.set(i.id, (await api.get(`/api/v1/incidents/${i.id}/timeline`)).events);
     this.triage = (await api.get<{ events: TriageEvent[] }>('/api/v1/triage/events?limit=500')).events;
+    this.resilience = (await api.get('/api/v1/resilience/findings?limit=500')).findings;
     this.incidentShiftMs = shiftMs;
     this.incidentSource = source;
   }
@@ -427,6 +445,32 @@ const FACTS: Record<string, FactFn> = {
     return [String(all.length), all.sort()[0]!, all.sort().at(-1)!];
   },
 
+  // ---- what the resilience engine says fails (GET /api/v1/resilience/findings)
+  'blast-az-loss': (f) => {
+    const az = f.resilience.filter((r) => r.scenario === 'az_loss' && r.title.includes('us-east-1a'));
+    if (az.length !== 1) throw new Error(`${az.length} us-east-1a scenarios`);
+    // What loses all capacity, as its reason names it: the groups, the database, the NAT, the load balancer.
+    const kinds = [
+      'aws_ec2_autoscaling_group',
+      'aws_rds_db_instance',
+      'aws_vpc_nat_gateway',
+      'aws_ec2_application_load_balancer',
+    ];
+    const reason = (az[0] as unknown as { reason: string }).reason;
+    return az[0]!.impacted
+      .filter((n) => kinds.includes(n.type) && reason.includes(n.name))
+      .map((n) => n.name);
+  },
+  'blast-role-revocation': (f) => {
+    const r = f.resilience.filter(
+      (x) => x.scenario === 'role_revocation' && x.trigger?.resource?.name === 'checkout-app-role',
+    );
+    if (r.length !== 1) throw new Error(`${r.length} checkout-app-role scenarios`);
+    return r[0]!.impacted
+      .filter((n) => n.type === 'aws_ec2_instance' || n.type === 'aws_dynamodb_table')
+      .map((n) => n.name);
+  },
+
   // ---- single points of failure / risks
   'risks-spof': (f) => f.risks.filter((r) => r.kind === 'spof').map((r) => (r.resources as Node[])[0]!.name),
   'risks-biggest': (f) => {
@@ -579,17 +623,26 @@ async function main() {
   try {
     const a = await createTenantWithUser(t);
     const b = await createTenantWithUser(t);
-    await syncDemo(t.db, a.tenant.id);
-    await syncDemo(t.db, b.tenant.id, { seed: 7, size: 'small', epoch: '2026-11-01', day: 0, commands: [] });
-    await runDetectors(t.db, a.tenant.id, DETECTORS);
-    await runDetectors(t.db, b.tenant.id, DETECTORS);
-    await t.db
-      .insertInto('learnings')
-      .values([
-        ...LEARNINGS_A.map((l) => ({ tenant_id: a.tenant.id, created_by: `user:${a.user.email}`, ...l })),
-        { tenant_id: b.tenant.id, created_by: `user:${b.user.email}`, ...LEARNING_OF_B },
-      ])
-      .execute();
+    const specB: DemoSpec = { seed: 7, size: 'small', epoch: '2026-11-01', day: 0, commands: [] };
+    if (seedEvalTenant) {
+      await seedEvalTenant(t.db, a, { learnings: LEARNINGS_A });
+      await seedEvalTenant(t.db, b, { spec: specB, learnings: [LEARNING_OF_B] });
+    } else {
+      await syncDemo(t.db, a.tenant.id);
+      await syncDemo(t.db, b.tenant.id, specB);
+      await runDetectors(t.db, a.tenant.id, DETECTORS);
+      await runDetectors(t.db, b.tenant.id, DETECTORS);
+      await t.db
+        .insertInto('learnings')
+        .values([
+          ...LEARNINGS_A.map((l) => ({ tenant_id: a.tenant.id, created_by: `user:${a.user.email}`, ...l })),
+          { tenant_id: b.tenant.id, created_by: `user:${b.user.email}`, ...LEARNING_OF_B },
+        ])
+        .execute();
+    }
+    console.log(
+      `evaluation state: ${seedEvalTenant ? 'seedEvalTenant' : 'syncDemo + runDetectors + learnings'} (seed.ts)`,
+    );
 
     const env = { DATABASE_URL: t.database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: t.redisPrefix };
     const api = await startService(env, { entry: 'apps/api/src/main.ts' });
@@ -659,6 +712,14 @@ async function main() {
     for (const i of facts.incidents)
       console.log(
         `  ${i.severity} ${i.status} ${facts.when(i.started_at)} ${i.title} (${i.alert_count} alerts)`,
+      );
+    console.log(`resilience findings from the same state:`);
+    for (const r of facts.resilience)
+      console.log(
+        `  ${r.scenario} ${r.severity} ${r.title} → ${r.impacted.length} impacted: ${r.impacted
+          .map((n) => n.name)
+          .slice(0, 12)
+          .join(', ')}`,
       );
     console.log(
       `open findings ${facts.overview.open_findings}, savings ${usd(facts.overview.estimated_savings.monthly)}`,
