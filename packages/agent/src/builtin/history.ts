@@ -186,6 +186,18 @@ function standalone(parsed: Request): Request {
     if (parsed.intent === 'savings') parsed.sortBySavings = true;
     return parsed;
   }
+  // "Which account and region is old-jenkins in?": a question no intent names, about a named resource.
+  const named = /\b[a-z0-9]+(?:-[a-z0-9]+)+\b/i.exec(parsed.prompt)?.[0];
+  if (
+    parsed.intent === 'unknown' &&
+    named &&
+    !parsed.facets.service &&
+    !/^us-[a-z]+-\d[a-z]?$/i.test(named)
+  ) {
+    parsed.intent = 'resource';
+    parsed.target = named;
+    return parsed;
+  }
   if (parsed.intent === 'resource' && !parsed.ids.length && isOnlyFacets(parsed.target, parsed.facets))
     parsed.intent = 'open';
   else if (parsed.intent === 'unknown' && hasFacets && isOnlyFacets(parsed.target, parsed.facets))

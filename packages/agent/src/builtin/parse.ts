@@ -100,7 +100,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'blast',
     pattern:
-      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted)\b|\b(?:if|when|once|in case)\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away)|(?:we )?lose|lost)\b|\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\b|\b(?:losing|loss of|outage of|failure of)\s+\S+.*\b(?:break|affect|impact|take down)\w*\b|\bwhat (?:else )?(?:goes|would go) down\b/,
+      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted|stops? working|stop functioning)\b|\bif (?:someone|somebody|anyone|we|they|you)\s+(?:revokes?|deletes?|removes?|disables?|drops?|detaches?|terminates?|kills?|stops?|breaks?|loses?|lose|deprovisions?)\b|\b(?:if|when|once|in case)\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away)|(?:we )?lose|lost)\b|\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\b|\b(?:losing|loss of|outage of|failure of)\s+\S+.*\b(?:break|affect|impact|take down)\w*\b|\bwhat (?:else )?(?:goes|would go) down\b/,
   },
   {
     intent: 'neighbours',
@@ -114,12 +114,12 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'changes',
     pattern:
-      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated|opened|closed|allowed|granted|authori[sz]ed|revoked|enabled|disabled|attached|detached|started|stopped|resized|deployed|rotated|made)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\b(?:were|was|have been|has been|got)\s+(?:\w+\s+){0,2}(?:deleted|removed|terminated|created|added|launched|modified|updated)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
+      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated|opened|closed|allowed|granted|authori[sz]ed|revoked|enabled|disabled|attached|detached|started|stopped|resized|deployed|rotated|made)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\bwho\s+(?!owned\b|used\b|needed\b)[a-z]+ed\b|\b(?:did|has|have|had)\s+(?:anyone|anybody|someone|somebody|any ?one|people)\b|\b(?:were|was|have been|has been|got)\s+(?:\w+\s+){0,2}(?:deleted|removed|terminated|created|added|launched|modified|updated)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
   },
   {
     intent: 'costs',
     pattern:
-      /\b(?:costs? (?:us )?the most|most expensive|priciest|costliest|biggest (?:cost|spend|bill)\w*|top (?:costs?|spend)|spend(?:ing)?|our bill|cost breakdown|how much (?:do|does|are|is)\b.*\b(?:pay|spend|cost)|what do(?:es)?\b.*\bcost|costs? of|what do we pay)\b/,
+      /\b(?:costs? (?:us )?the most|most expensive|priciest|costliest|biggest (?:cost|spend|bill)\w*|top (?:costs?|spend)|spend(?:ing)?|our bill|cost breakdown|how much (?:do|does|are|is|did|have)\b.*\b(?:pay\w*|spend\w*|spent|cost\w*)|what do(?:es)?\b.*\bcost|costs? of|what do we (?:pay|spend)|(?:we|i) (?:pay|spend) (?:for|on)|paying for)\b/,
   },
   {
     intent: 'savings',
@@ -151,7 +151,7 @@ const DOMAIN_PATTERNS: Array<[Domain, RegExp]> = [
   ['sre', /\b(?:sre|reliab\w*|resilien\w*|availability|uptime|durab\w*)\b/],
 ];
 
-const SEVERITY_WORD = /\b(critical|high|medium|low|info)\b(?!-)/g;
+const SEVERITY_WORD = /\b(critical|high|medium|low|info)\b(?!-(?!severity\b|sev\b|priority\b|risk\b))/g;
 
 /** Words that never name a service, an account or a resource by themselves. */
 const NOT_A_NAME = new Set(
@@ -239,6 +239,7 @@ function daysOf(lower: string): number | undefined {
   if (/\b(?:last|past|this|previous) (?:week|seven days)\b|\bweek\b/.test(lower)) return 7;
   if (/\b(?:last|past|this|previous) month\b/.test(lower)) return 30;
   if (/\b(?:yesterday|last night|overnight|today|last day|tonight|this morning)\b/.test(lower)) return 1;
+  if (/\b(?:recent(?:ly)?|lately|of late|these days)\b/.test(lower)) return 7;
   return undefined;
 }
 
@@ -280,6 +281,7 @@ const TARGET_PATTERNS: RegExp[] = [
   /\bdependents?\s+(?:of|for|on)\s+(.+)/i,
   /\bdownstream of\s+(.+)/i,
   /\bif\s+(?:we\s+)?(?:lose|lost)\s+(.+)/i,
+  /\bif\s+(?:someone|somebody|anyone|we|they|you)\s+(?:revokes?|deletes?|removes?|disables?|drops?|detaches?|terminates?|kills?|stops?|breaks?|loses?|deprovisions?)\s+(.+)/i,
   /\b(?:if|when|once|should|in case)\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away))\b/i,
   /\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\s+(.+)/i,
   /\b(?:losing|loss of|outage of|failure of)\s+(.+?)\s+(?:break|affect|impact|take down)\w*\b/i,
@@ -297,7 +299,7 @@ const TARGET_PATTERNS: RegExp[] = [
   /\b(?:learn(?:ed|t)?|lessons?|know)\s+(?:about|from|on|for)\s+(.+)/i,
   /\b(?:run ?books?|playbooks?)\s+(?:for|on|about|to)\s+(.+)/i,
   /\b(?:incident|outage)\s+(?:on|in|with|of|for|at)\s+(.+)/i,
-  /\b(?:who|what)\s+(?:changed|modified|touched|updated|edited|deleted|created)\s+(?!(?:on|in|to|at|for|since|over|during|this|last|past|recently|yesterday|today|it|that|them)\b)(.+)/i,
+  /\b(?:who|what)\s+(?:[a-z]+ed(?:\s+(?:off|on|up|down|out))?)\s+(?!(?:on|in|to|at|for|since|over|during|this|last|past|recently|yesterday|today|it|that|them)\b)(.+)/i,
   /\bchanges?\s+(?:to|on|of|in|for)\s+(.+)/i,
   /\b(?:about|on|for|in)\s+(.+)/i,
 ];
@@ -408,7 +410,7 @@ export function isOnlyFacets(target: string | undefined, facets: Facets = {}): b
   for (const v of [facets.service, facets.account]) if (v) lower = lower.split(v.toLowerCase()).join(' ');
   const rest = lower
     .replace(
-      /\b(?:finops|cost|costs|money|security|sre|reliability|critical|high|medium|low|info|severity|sev|ones?|findings?|issues?|problems?|risks?|items?|only|open|all|them|the|of|with|and|or|domain|priority|account|service)\b/g,
+      /\b(?:finops|cost|costs|money|security|sre|reliability|resilience|availability|critical|high|medium|low|info|severity|sev|ones?|findings?|issues?|problems?|risks?|items?|only|open|all|them|the|of|with|and|or|domain|priority|account|service|side|part|area|front|stuff|things?|anything|something|should|look|at|i|we|me|you|to|need|needs|want|see|check|worth|right|now|currently|today|please|can|could|any|there|are|is|what|which|show|list|give|tell|get|our|my|your|on|in|for|about|regarding|attention|looking|into)\b/g,
       ' ',
     )
     .trim();

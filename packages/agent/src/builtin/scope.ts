@@ -29,6 +29,7 @@ const INSTRUCTIONS = [
   /\b(?:system|initial|original|hidden|secret|developer|base|pre-?)\s*(?:prompt|message|instructions?|directives?)\b/,
   /\byour (?:own |exact |full |internal |hidden )?(?:instructions?|prompts?|rules|guidelines|directives|system message|configuration|programming|guardrails|policies)\b/,
   /\b(?:what|how) (?:were|are|have) you (?:been )?(?:told|instructed|programmed|prompted|configured|set up)\b/,
+  /\b(?:settings?|config(?:uration)?|environment(?: variables?)?|env vars?)\b[^.?!\n]{0,40}\b(?:the (?:service|server|agent|worker|api)|you|opsi)\s+(?:runs?|is running|are running|uses?|is using|was started|starts?)\s+with\b/,
   /\b(?:instructions?|rules|guidelines|directives)\b[^.?!\n]{0,30}\b(?:(?:were|was|are|have been) you given|you (?:were|have been|are) given|given to you|you (?:follow|obey|were told))\b/,
   /\bwhat (?:rules|instructions|guidelines) (?:were you|are you|do you|have you)\b/,
   /\b(?:repeat|print|show|reveal|output|dump|display|recite|leak)\b[^.?!\n]{0,30}\b(?:(?:the )?(?:text|words) above|everything above|the prompt|instructions)\b/,
@@ -38,6 +39,7 @@ const INSTRUCTIONS = [
 const OTHER_TENANTS = [
   /\b(?:other|another|others'?|different|all|every|each|any other|rest of the|remaining)\s+(?:tenants?|customers?'?|clients?|organi[sz]ations?|orgs?|companies|company's|workspaces?|users? of (?:this|the) (?:service|platform))\b/,
   /\bcross[- ]tenants?\b|\bsomeone else'?s\b|\bnot (?:our|my) (?:tenant|organi[sz]ation|company)\b/,
+  /\b(?:another|other|one|some|any)\s+(?:one\s+)?of\s+(?:your|the service's|the platform's|opsi's|this service's)\s+(?:other\s+)?(?:customers|clients|tenants|users|organi[sz]ations|companies|accounts)\b|\byour (?:other )?(?:customers|clients|tenants)\b/,
   /\b(?:of|for|from|in|does|did|do|about|belonging to|owned by|see|to)\s+(?:the\s+)?tenants?\s+(?!scope\b|isolation\b)["'`]?[\w-]{1,64}/,
   /\btenants?\s+(?:b|two|2|[0-9a-f]{8}-[0-9a-f-]{27,})\b/,
   /\b(?:competitors?|rivals?)'?s?\b[^.?!\n]{0,40}\b(?:data|findings|resources|infrastructure|inventory|costs?|spend|bills?|incidents?)\b/,
@@ -45,7 +47,7 @@ const OTHER_TENANTS = [
 
 /** Things that are secrets; asking for one is refused, asking about the posture around them is not. */
 const SECRET_NOUN =
-  /\b(?:passwords?|passwd|passphrases?|pass ?codes?|secrets?|credentials?|creds|private keys?|secret (?:access )?keys?|access key secrets?|api[- ]?(?:keys?|tokens?)|bearer tokens?|session tokens?|auth(?:entication|orization)? tokens?|access tokens?|refresh tokens?|tokens?|connection strings?|dsn|ssh keys?|pem (?:files?|keys?)|\.env|env(?:ironment)? (?:file|variables?)|kms key material|master (?:user )?passwords?|login details|keys? (?:for|to|of)\b)/;
+  /\b(?:cookies?|session (?:ids?|cookies?|keys?)|jwts?|csrf tokens?|one-time (?:codes?|passwords?)|otps?|mfa (?:codes?|secrets?|seeds?)|recovery codes?|[a-z0-9]*_(?:key|secret|token|password|passwd|credentials?)(?:_[a-z0-9]+)*|passwords?|passwd|passphrases?|pass ?codes?|secrets?|credentials?|creds|private keys?|secret (?:access )?keys?|access key secrets?|api[-_ ]?(?:keys?|tokens?)|bearer tokens?|session tokens?|auth(?:entication|orization)? tokens?|access tokens?|refresh tokens?|tokens?|connection strings?|dsn|ssh keys?|pem (?:files?|keys?)|\.env|env(?:ironment)? (?:file|variables?)|kms key material|master (?:user )?passwords?|login details|keys? (?:for|to|of)\b)/;
 const REVEAL =
   /\b(?:show|give|send|print|reveal|tell|what(?:'s| is| are)|list|dump|share|display|read|get|fetch|output|paste|copy|export|retrieve|decrypt|leak|email|need|want|provide|where (?:is|are|can i find)|let me (?:see|have)|look up)\b/;
 /** …unless the question is about their hygiene (rotation, exposure, age), which findings answer. */
@@ -63,6 +65,7 @@ const GENERAL = [
   // people and organizations outside the tenant's data
   /\b(?:ceo|cfo|cto|founder|president|prime minister|chancellor|king|queen|pope|celebrit\w*|singer|footballer)\b/,
   /\b(?:phone number|home address|salary|salaries|birthday|date of birth|social security|marital|home town|personal email|linkedin)\b/,
+  /\bhow many (?:people|employees|staff|engineers|developers|workers|contractors|customers|users of (?:the|our) (?:app|product|website))\b|\b(?:headcount|payroll|hiring|recruit\w*|org ?chart|offices?|employees|staffing|team size|who (?:works|sits) (?:in|at|on))\b/,
   // the world
   /\b(?:weather|weather forecast|temperature (?:in|outside)|rain(?:ing)?|snow(?:ing)?|news|headlines?|elections?|politic\w*|war in|sports?|football|soccer|basketball|baseball|cricket|tennis|world cup|olympics|super bowl|match score|movies?|films?|tv shows?|netflix|songs?|music|lyrics|books? (?:about|by)|novels?|recipes?|cook(?:ing)?|restaurants?|hotels?|flights?|travel|vacation|holiday plans?|horoscope|zodiac)\b/,
   /\b(?:capital of|population of|distance (?:from|between)|how tall is|when was .+ (?:born|founded|invented)|who (?:invented|discovered|wrote|won|painted|founded)|meaning of life|translate|in (?:french|german|spanish|japanese|chinese))\b/,
@@ -79,7 +82,7 @@ const ACTION =
 
 /** Words that tie a question to this tenant's cloud and what the service knows of it. */
 const DOMAIN =
-  /\b(?:aws|amazon web services|accounts?|resources?|inventory|infra(?:structure)?|cloud|instances?|ec2|rds|s3|buckets?|databases?|dbs?|volumes?|ebs|snapshots?|security groups?|sgs?|load ?balancers?|albs?|elbs?|target groups?|nat|gateways?|vpcs?|subnets?|iam|users?|roles?|policies|access keys?|lambda|functions?|dynamo\w*|tables?|caches?|elasticache|redis|alarms?|cloudwatch|cloudtrail|log groups?|route ?53|dns|regions?|zones?|azs?|us-[a-z]+-\d|findings?|issues?|problems?|risks?|vulnerab\w*|security|exposed|exposures?|public(?:ly)?|encrypt\w*|backups?|costs?|costly|spend\w*|bills?|billing|sav(?:e|es|ing|ings)|wast\w*|cheaper|expensive|money|finops|sre|reliab\w*|resilien\w*|incidents?|outages?|alerts?|paged?|sev ?\d|changes?|changed|drift\w*|deploy\w*|modified|deleted|created|learn\w*|lessons?|runbooks?|playbooks?|fix\w*|remediat\w*|depend\w*|blast|breaks?|fails?|failure|down|spofs?|services?|tag(?:s|ged)?|prod(?:uction)?|staging|servers?|hosts?|machines?|vms?|clusters?|environment|owner|owns|owned|on-?call|team|configured|configuration|open|broken|wrong|healthy|health|status|attention|priorit\w*|urgent|important|fire|ports?|ssh|rdp|ingress|egress|firewalls?|errors?|latency|timeouts?|5\d\d|5xx)\b/;
+  /\b(?:aws|amazon web services|accounts?|resources?|inventory|infra(?:structure)?|cloud|instances?|ec2|rds|s3|buckets?|databases?|dbs?|volumes?|ebs|snapshots?|security groups?|sgs?|load ?balancers?|albs?|elbs?|target groups?|nat|gateways?|vpcs?|subnets?|iam|users?|roles?|policies|access keys?|lambda|functions?|dynamo\w*|tables?|caches?|elasticache|redis|alarms?|cloudwatch|cloudtrail|log groups?|route ?53|dns|regions?|zones?|azs?|us-[a-z]+-\d|findings?|issues?|problems?|risks?|vulnerab\w*|security|exposed|exposures?|public(?:ly)?|encrypt\w*|backups?|costs?|costly|spend\w*|bills?|billing|sav(?:e|es|ing|ings)|wast\w*|cheaper|expensive|money|finops|sre|reliab\w*|resilien\w*|incidents?|outages?|alerts?|paged?|sev ?\d|changes?|changed|drift\w*|deploy\w*|modified|deleted|created|learn\w*|lessons?|runbooks?|playbooks?|fix\w*|remediat\w*|depend\w*|blast|breaks?|fails?|failure|down|spofs?|services?|tag(?:s|ged)?|prod(?:uction)?|staging|servers?|hosts?|machines?|vms?|clusters?|environment|owner|owns|owned|on-?call|team|configured|configuration|open|broken|wrong|healthy|health|status|attention|priorit\w*|urgent|important|fire|ports?|ssh|rdp|ingress|egress|firewalls?|errors?|latency|timeouts?|5\d\d|5xx|elastic ips?|eips?|ip addresses?|ips?|addresses|allocated|launch templates?|templates?|records?|certificates?|kms|queues?|sqs|sns|topics?|ecr|ecs|eks|cloudfront|distributions?|stacks?|admin\w*|access|permissions?|privileges?|resized|deleted|turned off|disabled|enabled|revoked|instance types?|region|account)\b/;
 
 /** An id-like word (kebab-case, dotted, with digits): a name of something in the tenant's inventory, most likely. */
 const NAME_LIKE = /\b[a-z0-9]+(?:[-_.][a-z0-9]+)+\b|\b(?:arn:aws|[a-z]+-[0-9a-f]{8,17})\b/;

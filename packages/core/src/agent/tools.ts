@@ -69,6 +69,19 @@ async function findResource(db: Db, tenantId: string, ref: string) {
  * The agent's tools for one tenant: every one read-only, every query bound to the tenant (the SQL tool
  * through the sandbox), so no prompt can reach another tenant's data or change anything.
  */
+/** The resource types a what-if names (what a person recognises as a service's parts). */
+const NOTABLE = new Set([
+  'aws_ec2_instance',
+  'aws_ec2_target_group',
+  'aws_ec2_application_load_balancer',
+  'aws_ec2_autoscaling_group',
+  'aws_route53_record',
+  'aws_rds_db_instance',
+  'aws_vpc_nat_gateway',
+  'aws_vpc_subnet',
+  'aws_elasticache_replication_group',
+]);
+
 export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
   const tools: AgentTool[] = [
     {
@@ -441,7 +454,15 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             seeds.push(k);
           });
           if (!seeds.length) return { found: false, availability_zone: az };
-          trigger = { availability_zone: az, resources_in_it: seeds.length };
+          // The zone's own notable resources that go down with it (a single-AZ database, its NAT gateway…).
+          const lost = seeds
+            .filter((k) => NOTABLE.has(g.nodes[k]!.type) && g.nodes[k]!.type !== 'aws_vpc_subnet')
+            .slice(0, 50)
+            .map((k) => {
+              const n = g.nodes[k]!;
+              return { arn: n.arn, native_id: n.native_id, name: n.name, type: n.type };
+            });
+          trigger = { availability_zone: az, resources_in_it: seeds.length, lost_in_zone: lost };
         }
         const down = simulateFailure(g, seeds);
         const seedSet = new Set(seeds);
@@ -462,16 +483,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             via: r?.via ?? [],
           };
         };
-        const notable = new Set([
-          'aws_ec2_instance',
-          'aws_ec2_target_group',
-          'aws_ec2_application_load_balancer',
-          'aws_route53_record',
-          'aws_rds_db_instance',
-          'aws_vpc_nat_gateway',
-          'aws_vpc_subnet',
-          'aws_elasticache_replication_group',
-        ]);
+        const notable = NOTABLE;
         const fails = [...reached.keys()].filter((k) => down[k] && notable.has(g.nodes[k]!.type));
         const degraded = [...reached.keys()].filter((k) => !down[k] && notable.has(g.nodes[k]!.type));
         const byDepth = (a: number, b: number) => reached.get(a)!.depth - reached.get(b)!.depth || a - b;

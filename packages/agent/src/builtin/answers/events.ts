@@ -297,7 +297,24 @@ export const changes: Handler = async (ctx) => {
   const out = ok(await box.call<RecentChanges>('recent_changes', { days }));
   if (!out) return 'The changes could not be read in this turn.';
   const window = windowText(days, out.since);
-  if (scope) return resourceChanges(scope, out, window);
+  if (scope) {
+    const parts = [resourceChanges(scope, out, window)];
+    // Before and after, from snapshot history: what the change did to the resource's settings.
+    if (box.has('graph_drift')) {
+      const drift = ok(await box.call<GraphDriftOut>('graph_drift', { days }));
+      const mine = (drift?.changed ?? []).filter((c) => c.arn === scope.arn);
+      const lines = mine.flatMap((c) =>
+        c.fields
+          .filter((f) => isScalar(f.before) && isScalar(f.after))
+          .map(
+            (f) =>
+              `${f.path}: ${JSON.stringify(f.before)} → ${JSON.stringify(f.after)}${c.actor ? ` (by ${actorName(c.actor)}, ${c.event ?? 'change'})` : ''}`,
+          ),
+      );
+      if (lines.length) parts.push(`Before → after (drift between snapshots):\n${bullets(lines)}`);
+    }
+    return parts.join('\n\n');
+  }
   const missing =
     found && 'missing' in found
       ? `I found no resource ${quoted(ctx, found.missing) ? `called ${quoted(ctx, found.missing)}` : 'with the name or id you gave'} in the inventory, so here is everything that changed instead.\n\n`

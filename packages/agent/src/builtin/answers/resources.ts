@@ -14,7 +14,7 @@ import type {
   WhatIfOut,
 } from '../shapes';
 import { ok } from '../toolbox';
-import { actorName, idsIn, money, num, when } from '../text';
+import { actorName, idsIn, money, num, when, words } from '../text';
 import {
   alsoNamedNote,
   resourceOfFinding,
@@ -321,6 +321,10 @@ async function zoneLoss(ctx: Ctx, az: string): Promise<string> {
   const parts = [
     `If ${out.availability_zone} failed, ${out.fails_count} ${out.fails_count === 1 ? 'resource' : 'resources'} outside it would fail with it, from the dependency graph (pools respected: a target group keeps serving while one of its targets does).`,
   ];
+  if (out.lost_in_zone?.length)
+    parts.push(
+      `Lost with the zone itself (in ${out.availability_zone}, no standby elsewhere):\n${bullets(out.lost_in_zone.map((r) => `${label(r)} — ${r.type}`))}`,
+    );
   if (out.services_down.length)
     parts.push(
       `Services that go down (load balancers left with no working target):\n${bullets(out.services_down.map((r) => `${label(r)} — via ${r.via.join(' → ')}`))}`,
@@ -333,10 +337,15 @@ async function zoneLoss(ctx: Ctx, az: string): Promise<string> {
     );
   if (out.degraded_count)
     parts.push(
-      `Degraded but still serving: ${out.degraded_count} (for example ${out.degraded
-        .slice(0, 3)
-        .map((r) => label(r))
-        .join(', ')}).`,
+      `Degraded but still serving (${out.degraded_count}, groups and pools that keep part of their capacity):\n${bullets(
+        [...out.degraded]
+          .sort(
+            (a, b) =>
+              Number(b.type === 'aws_ec2_autoscaling_group') - Number(a.type === 'aws_ec2_autoscaling_group'),
+          )
+          .slice(0, 20)
+          .map((r) => `${label(r)} — ${r.type}`),
+      )}`,
     );
   return parts.join('\n\n');
 }
@@ -445,6 +454,15 @@ export const neighbours: Handler = async (ctx) => {
 };
 
 /** "What costs the most?" — the spend by type, the most expensive resources, and the savings at stake. */
+const COST_FILLER = new Set(
+  (
+    'month monthly each every year yearly total cost costs costing spend spending spent paying much what ' +
+    'does have with that this there their them they from into about over under most least more less ' +
+    'whole entire overall please right currently today service services resource resources thing things ' +
+    'together combined altogether numbers added show running'
+  ).split(' '),
+);
+
 export const costs: Handler = async (ctx) => {
   const { box, req } = ctx;
   if (!box.has('search_resources') && !box.has('inventory_sql'))
@@ -455,11 +473,19 @@ export const costs: Handler = async (ctx) => {
     return `I found no account ${quoted(ctx, account.text) ? `called ${quoted(ctx, account.text)}` : 'with the id or name you gave'} in the inventory.`;
   // "How much does prod-payments-db cost?": one resource the question names, its own monthly cost.
   if (box.has('get_resource')) {
+    const kebab = [...req.prompt.matchAll(/\b[a-z0-9]+(?:[-_.][a-z0-9]+)+\b/gi)].map((m) => m[0]);
+    // A plain word of the question can be a name too ("the bastion host"), when it is no kind or filler word.
+    const plain = kebab.length
+      ? []
+      : words(req.target ?? '')
+          .filter((w) => w.length >= 4 && !/[-_./]/.test(w) && !COST_FILLER.has(w) && !typeHint(w))
+          .slice(0, 2);
     const names = [
       ...req.ids.filter((i) => i.kind !== 'finding').map((i) => i.id),
-      ...[...req.prompt.matchAll(/\b[a-z0-9]+(?:[-_.][a-z0-9]+)+\b/gi)].map((m) => m[0]),
+      ...kebab,
+      ...plain,
     ].filter((n) => n.toLowerCase() !== f.service?.toLowerCase() && !/^us-[a-z]+-\d[a-z]?$/i.test(n));
-    for (const ref of [...new Set(names)].slice(0, 2)) {
+    for (const ref of [...new Set(names)].slice(0, 3)) {
       const r = ok(await box.call<ResourceDetail | NotFound>('get_resource', { resource: ref }));
       if (!r?.found) continue;
       return num(r.monthly_cost) !== null
