@@ -1,5 +1,6 @@
 import { HANDLERS } from './builtin/answers/index';
 import { matchingFindings } from './builtin/answers/findings';
+import { asksTotal, totals } from './builtin/answers/totals';
 import { asksIncidentRecords, incidentRecords, investigate } from './builtin/answers/incidents';
 import { resolveRequest } from './builtin/history';
 import { hasDomainSignal, outOfScopeAnswer, refusalAnswer, scopeOf } from './builtin/scope';
@@ -52,23 +53,37 @@ export class BuiltinEngine implements AgentEngine {
     const bound = input.incident?.id;
     if (input.incident?.investigation && box.has('get_incident'))
       return investigate({ box, req: request }, input.incident.id);
+    // "Which resources does it involve?" after an answer about an incident: that incident's record.
+    const subject = request.prior?.subject;
+    if (
+      subject?.kind === 'incident' &&
+      request.reference?.kind === 'pronoun' &&
+      !request.ids.length &&
+      box.has('get_incident')
+    )
+      return incidentRecords({ box, req: request }, subject.id);
     const taught = request.intent === 'learnings' ? [] : await taughtAbout(box, request);
     const lower = input.prompt.toLowerCase();
     if (request.intent === 'unknown' && !request.prior && !taught.length && !hasDomainSignal(lower))
       return outOfScopeAnswer('general');
     const ctx = { box, req: request };
     // A question about the tenant that no intent names: the findings its words point at.
+    // A total over a set is added up by a tool, with every figure it adds.
+    const total = asksTotal(lower) && !KNOWLEDGE_QUESTION.test(lower) ? await totals(ctx) : undefined;
     const matched =
-      request.intent === 'unknown' && hasDomainSignal(lower) ? await matchingFindings(ctx) : undefined;
+      !total && request.intent === 'unknown' && hasDomainSignal(lower)
+        ? await matchingFindings(ctx)
+        : undefined;
     if (taught.length && (request.intent === 'unknown' || KNOWLEDGE_QUESTION.test(lower))) {
       const data =
         request.intent === 'unknown' ? (matched ?? '') : (await HANDLERS[request.intent](ctx)).trim();
       return [taughtSection(taught, true), ...(data ? [`What the data shows:\n\n${data}`] : [])].join('\n\n');
     }
     const main =
-      box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(input.prompt, bound)
+      total ??
+      (box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(input.prompt, bound)
         ? await incidentRecords(ctx, bound)
-        : (matched ?? (await HANDLERS[request.intent](ctx)));
+        : (matched ?? (await HANDLERS[request.intent](ctx))));
     // The learnings the answer does not cite already (a resource's answer names its service's own).
     const more = taught.filter((l) => !main.includes(l.id));
     return more.length ? `${main.trim()}\n\n${taughtSection(more, false)}` : main;

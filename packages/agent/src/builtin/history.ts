@@ -8,7 +8,7 @@ import { isOnlyFacets, isReferenceOnly, parsePrompt, SAVINGS_WORD, type Facets, 
 import { idsIn, type FoundId } from './text';
 
 export interface PriorItem {
-  kind: 'finding' | 'resource';
+  kind: 'finding' | 'resource' | 'incident';
   id: string;
 }
 
@@ -28,7 +28,12 @@ export interface Request extends Parsed {
   understoodAs?: string | undefined;
 }
 
-function itemOf(ids: FoundId[]): PriorItem | undefined {
+const INCIDENT_ID = /\bincident ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/i;
+
+function itemOf(ids: FoundId[], line = ''): PriorItem | undefined {
+  // "… (incident <uuid>)": an incident record, not a finding.
+  const incident = INCIDENT_ID.exec(line);
+  if (incident && ids[0]?.id === incident[1]) return { kind: 'incident', id: incident[1]! };
   const finding = ids.find((i) => i.kind === 'finding');
   if (finding) return { kind: 'finding', id: finding.id };
   const arn = ids.find((i) => i.kind === 'arn');
@@ -47,7 +52,7 @@ export function itemsOf(answer: string): { items: PriorItem[]; subject?: PriorIt
   for (const line of lines) {
     const isItem = /^\s*(?:\d+[.)]|[-*•])\s/.test(line);
     if (isItem) inList = true;
-    const item = itemOf(idsIn(line));
+    const item = itemOf(idsIn(line), line);
     if (!item) continue;
     if (!isItem && !inList && !subject) subject = item;
     if (isItem && !seen.has(item.id)) {
