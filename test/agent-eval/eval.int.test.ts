@@ -619,6 +619,7 @@ describe('tenant isolation of the agent tools', () => {
       }),
       await call('runbooks', { finding_id: bFinding }),
       await call('runbooks', { service: 'payments', limit: 20 }),
+      await call('add_up', { resources: [bDb.arn, 'prod-payments-db'], findings: [bFinding] }),
     ];
     expect(leaks(outputs, ids, `${bDb.arn} ${bFinding}`)).toEqual([]);
     expect(outputs[0]).toMatchObject({ found: false });
@@ -631,5 +632,10 @@ describe('tenant isolation of the agent tools', () => {
     // Another tenant's finding is no finding; B's own runbook is not among A's.
     expect(outputs[17]).toMatchObject({ runbooks: [], error: 'No such finding.' });
     expect(JSON.stringify(outputs[18])).not.toContain('zebra runbook');
+    // add_up reads A's own prod-payments-db by name, never B's by its ARN or B's finding.
+    expect(outputs[19]).toMatchObject({ findings: [], not_found: [bDb.arn, bFinding] });
+    expect((outputs[19] as { resources: Array<{ arn: string }> }).resources.map((r) => r.arn)).not.toContain(
+      bDb.arn,
+    );
   });
 });
