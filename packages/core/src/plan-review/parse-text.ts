@@ -43,16 +43,22 @@ const CI_PREFIXES = [
 /** The posted text, line by line, without colours or CI prefixes; numbering stays that of the input. */
 export function cleanLines(text: string): string[] {
   const lines = text.split('\n');
+  // Colours and carriage returns are looked for line by line only when the text has some.
+  const colours = text.includes('\x1b');
+  const returns = text.includes('\r');
   for (let k = 0; k < lines.length; k++) {
     let line = lines[k]!;
-    if (line.includes('\x1b')) line = line.replace(ANSI, '');
-    const cr = line.lastIndexOf('\r', line.length - 2);
-    if (cr >= 0) line = line.slice(cr + 1);
+    if (colours && line.includes('\x1b')) line = line.replace(ANSI, '');
+    if (returns) {
+      const cr = line.lastIndexOf('\r', line.length - 2);
+      if (cr >= 0) line = line.slice(cr + 1);
+    }
     // Only lines that start like a prefix are tried against the prefixes (most lines do not).
     const c = line.charCodeAt(0);
     if ((c >= 48 && c <= 57) || c === 115 /* s */ || c === 91 /* [ */)
       for (const p of CI_PREFIXES) line = line.replace(p, '');
-    lines[k] = line.trimEnd();
+    if (isSpace(line.charCodeAt(line.length - 1))) line = line.trimEnd();
+    lines[k] = line;
   }
   return lines;
 }
@@ -63,6 +69,10 @@ const BLOCK_OPEN = /^\s*(-\/\+|\+\/-|<=|[+~.-])?\s*(resource|data) "([^"]+)" "([
 const NOTE = /^\s*# \((.*)\)$/;
 const SUMMARY =
   /^\s*Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, (\d+) to forget)?\.?/;
+/** SUMMARY at the first non-space of a line (lastIndex), without `^\s*`. */
+const SUMMARY_AT =
+  /Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, (\d+) to forget)?\.?/y;
+const VERSION_AT = /Terraform v(\d+\.\d+\.\d+\S*)/y;
 const DEPOSED = /^(.*) \(deposed object ([0-9a-f]+)\)$/;
 
 interface Header {
@@ -119,6 +129,7 @@ const READ_REASONS: Array<[RegExp, string]> = [
   [/config refers to values not yet known/, 'read_because_config_unknown'],
   [/depends on a resource or a module with changes pending/, 'read_because_dependency_pending'],
 ];
+const NOTE_REASONS = [...DELETE_REASONS, ...READ_REASONS];
 
 // ---------------------------------------------------------------- values
 //
@@ -350,7 +361,7 @@ class BodyParser {
     // '+', '-', '~', '<', '.'
     if (c !== 43 && c !== 45 && c !== 126 && c !== 60 && c !== 46) return s;
     const c1 = line.charCodeAt(s + 1);
-    let sym = '';
+    let sym: string;
     if (c === 45 && c1 === 47 && line.charCodeAt(s + 2) === 43) sym = '-/+';
     else if (c === 43 && c1 === 47 && line.charCodeAt(s + 2) === 45) sym = '+/-';
     else if (c === 60 && c1 === 61) sym = '<=';
@@ -447,7 +458,7 @@ class BodyParser {
     const te = backSpace(s, ts, end);
     const c0 = ts < te ? s.charCodeAt(ts) : -1;
     const last = ts < te ? s.charCodeAt(te - 1) : -1;
-    let m: RegExpExecArray | null = null;
+    let m: RegExpExecArray | null;
     let result: Parsed;
     if (c0 === 60 /* < */ && (m = HEREDOC.exec(s.slice(ts, te)))) {
       result = this.parseHeredoc(i, m[2]!);
@@ -635,10 +646,17 @@ function looseJson(text: string): unknown {
   }
 }
 
-/** Removes placeholders in place (the values are the parser's own), listing where they were. */
-function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unknown {
-  if (value === marker) {
-    out.push([...path]);
+/**
+ * Removes the placeholders in place (the values are the parser's own), listing where each kind was:
+ * one walk for both (an element of a list becomes null, a key of an object goes).
+ */
+function extract(value: unknown, path: Path, unknown: Path[], sensitive: Path[]): unknown {
+  if (value === UNKNOWN) {
+    unknown.push([...path]);
+    return ABSENT;
+  }
+  if (value === SENSITIVE) {
+    sensitive.push([...path]);
     return ABSENT;
   }
   if (Array.isArray(value)) {
@@ -646,7 +664,7 @@ function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unkno
       const v: unknown = value[k];
       if (v === null || (typeof v !== 'object' && typeof v !== 'symbol')) continue;
       path.push(k);
-      value[k] = extract(v, marker, path, out) ?? null;
+      value[k] = extract(v, path, unknown, sensitive) ?? null;
       path.pop();
     }
     return value;
@@ -657,7 +675,7 @@ function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unkno
       const v = o[k];
       if (v === null || (typeof v !== 'object' && typeof v !== 'symbol')) continue;
       path.push(k);
-      const x = extract(v, marker, path, out);
+      const x = extract(v, path, unknown, sensitive);
       path.pop();
       if (x === ABSENT) delete o[k];
     }
@@ -672,14 +690,16 @@ function finish(
   sensitive: Path[],
 ): Record<string, unknown> | null {
   if (!raw) return null;
-  const noUnknown = extract(raw, UNKNOWN, [], unknown) as Record<string, unknown>;
-  return extract(noUnknown, SENSITIVE, [], sensitive) as Record<string, unknown>;
+  return extract(raw, [], unknown, sensitive) as Record<string, unknown>;
 }
 
-const pathKey = (p: Path) => JSON.stringify(p);
-const uniquePaths = (paths: Path[]) => {
+const uniquePaths = (paths: Path[]): Path[] => {
+  if (paths.length < 2) return paths;
   const seen = new Set<string>();
-  return paths.filter((p) => !seen.has(pathKey(p)) && seen.add(pathKey(p)));
+  return paths.filter((p) => {
+    const key = JSON.stringify(p);
+    return !seen.has(key) && seen.add(key);
+  });
 };
 
 // ---------------------------------------------------------------- document
@@ -688,7 +708,13 @@ function diagnostics(lines: string[]): { errors: string[]; warnings: string[] } 
   const errors: string[] = [];
   const warnings: string[] = [];
   for (let i = 0; i < lines.length; i++) {
-    const m = /^[│╷\s]*(Error|Warning): (.+)$/.exec(lines[i]!);
+    // Only a line whose text (after the box-drawing gutter) starts with E or W can be one.
+    const line = lines[i]!;
+    let k = 0;
+    for (let c = line.charCodeAt(0); c === 0x2502 || c === 0x2577 || isSpace(c); c = line.charCodeAt(++k));
+    const c = line.charCodeAt(k);
+    if (c !== 69 && c !== 87) continue;
+    const m = /^[│╷\s]*(Error|Warning): (.+)$/.exec(line);
     if (!m) continue;
     (m[1] === 'Error' ? errors : warnings).push(m[2]!.trim());
   }
@@ -716,33 +742,44 @@ function parseModern(lines: string[]): ParsedPlan | null {
 
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    const trimmed = line.trim();
-    const version = /^Terraform v(\d+\.\d+\.\d+\S*)/.exec(trimmed);
-    if (version) terraformVersion = version[1]!;
-    if (/^Note: Objects have changed outside of Terraform/.test(trimmed)) {
+    // The markers are told apart by the first character of the line's text.
+    const s = skipSpace(line, 0, line.length);
+    if (s === line.length) continue;
+    const c = line.charCodeAt(s);
+    if (c === 84 /* T */) {
+      VERSION_AT.lastIndex = s;
+      const version = VERSION_AT.exec(line);
+      if (version) terraformVersion = version[1]!;
+    }
+    if (c === 78 /* N */ && line.startsWith('Note: Objects have changed outside of Terraform', s)) {
       section = 'drift';
       sawMarker = true;
       continue;
     }
     if (
-      /^Unless you have made equivalent changes to your configuration|^This is a refresh-only plan/.test(
-        trimmed,
-      )
+      (c === 85 /* U */ &&
+        line.startsWith('Unless you have made equivalent changes to your configuration', s)) ||
+      (c === 84 && line.startsWith('This is a refresh-only plan', s))
     ) {
       section = 'none';
       continue;
     }
-    if (/^Terraform (will perform|planned) the following actions/.test(trimmed)) {
+    if (
+      c === 84 &&
+      (line.startsWith('Terraform will perform the following actions', s) ||
+        line.startsWith('Terraform planned the following actions', s))
+    ) {
       section = 'actions';
       sawMarker = true;
       continue;
     }
-    if (/^Changes to Outputs:/.test(trimmed)) {
+    if (c === 67 /* C */ && line.startsWith('Changes to Outputs:', s)) {
       section = 'outputs';
       sawMarker = true;
       continue;
     }
-    const summary = SUMMARY.exec(line);
+    SUMMARY_AT.lastIndex = s;
+    const summary = c === 80 /* P */ ? SUMMARY_AT.exec(line) : null;
     if (summary) {
       summaryLine = {
         import: Number(summary[1] ?? 0),
@@ -754,9 +791,9 @@ function parseModern(lines: string[]): ParsedPlan | null {
       continue;
     }
     if (
-      /^No changes\. (Your infrastructure matches the configuration|Infrastructure is up-to-date)/.test(
-        trimmed,
-      )
+      c === 78 &&
+      (line.startsWith('No changes. Your infrastructure matches the configuration', s) ||
+        line.startsWith('No changes. Infrastructure is up-to-date', s))
     ) {
       noChanges = true;
       sawMarker = true;
@@ -771,7 +808,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
         });
       continue;
     }
-    const header = readHeader(line, i);
+    const header = c === 35 /* # */ ? readHeader(line, i) : null;
     if (!header) continue;
     sawMarker = true;
     const notes: string[] = [];
@@ -787,7 +824,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
       else if (imported) importing = imported[1]!;
       else notes.push(note[1]!);
     }
-    while (j < lines.length && lines[j]!.trim() === '') j++;
+    while (j < lines.length && skipSpace(lines[j]!, 0, lines[j]!.length) === lines[j]!.length) j++;
     const open = BLOCK_OPEN.exec(lines[j] ?? '');
     const parser = new BodyParser(lines);
     let end = j - 1;
@@ -832,7 +869,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
       : (PHRASE_ACTION[header.phrase] ?? { action: 'no-op' as PlanAction, reason: null });
     let reason = known.reason;
     for (const note of notes) {
-      for (const [re, r] of [...DELETE_REASONS, ...READ_REASONS]) if (re.test(note)) reason = r;
+      for (const [re, r] of NOTE_REASONS) if (re.test(note)) reason = r;
     }
     if (header.deposed) reason = 'deposed';
     const unknown: Path[] = [];
