@@ -340,7 +340,14 @@ function keyText(s: string, pos: number, end: number): string {
     const c = s.charCodeAt(k);
     if (c === 34 || c === 92 || c < 32) plain = false;
   }
-  return plain ? s.slice(pos + 1, end - 1) : String(JSON.parse(s.slice(pos, end)));
+  if (plain) return s.slice(pos + 1, end - 1);
+  // Escapes: JSON decides; a key it refuses (`"a\q"`, a cut-off `"a`) is kept as written, as values are.
+  const raw = s.slice(pos, end);
+  try {
+    return String(JSON.parse(raw));
+  } catch {
+    return raw.length >= 2 && raw.charCodeAt(raw.length - 1) === 34 ? raw.slice(1, -1) : raw.slice(1);
+  }
 }
 
 const BLOCK = /([A-Za-z_][\w-]*)((?: "[^"]*")*) \{(\})?(\s+# forces replacement)?$/y;
