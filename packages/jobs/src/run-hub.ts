@@ -31,6 +31,12 @@ export interface SubscribeOptions {
    * waiting for the events that continue the run.
    */
   onLost?(): Promise<RunEvent | undefined>;
+  /**
+   * The run was created by the caller just now and has at most its first few events: skip the replay
+   * (XRANGE) and join the live read from seq 0 at once, which returns whatever is already there. One
+   * round trip less on the way to a new stream's first event. Only with afterSeq 0.
+   */
+  fresh?: boolean;
 }
 
 interface Subscriber extends SubscribeOptions {
@@ -94,6 +100,11 @@ export class RunStreamHub {
       closed: false,
     };
     const subscription = { close: () => this.remove(sub) };
+    if (options.fresh && afterSeq === 0) {
+      this.watch(sub);
+      await this.wake();
+      return subscription;
+    }
     let replayed = false;
     for (;;) {
       const batch = await this.log.read(runId, sub.seq, REPLAY_BATCH);
@@ -119,11 +130,16 @@ export class RunStreamHub {
         return subscription;
       }
     }
+    this.watch(sub);
+    await this.wake();
+    return subscription;
+  }
+
+  /** Adds a subscriber to the live read. */
+  private watch(sub: Subscriber) {
     let set = this.byKey.get(sub.key);
     if (!set) this.byKey.set(sub.key, (set = new Set()));
     set.add(sub);
-    await this.wake();
-    return subscription;
   }
 
   /** Ends every subscription and the read loop. */

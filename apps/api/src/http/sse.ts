@@ -11,6 +11,8 @@ export interface SseOptions {
    * restart without persistence) so that a stream whose run ended meanwhile still ends with it.
    */
   lost?: () => Promise<RunEvent | undefined>;
+  /** The run was started by this request: its stream joins the live read at once (see the hub's `fresh`). */
+  fresh?: boolean;
 }
 
 /**
@@ -81,6 +83,7 @@ export async function streamRun(
       },
       onEnd: finish,
       ...(o.lost ? { onLost: o.lost } : {}),
+      ...(o.fresh ? { fresh: true } : {}),
     });
   } catch (err) {
     if (!open) throw err; // nothing sent yet: the error middleware answers (503 for an outage)

@@ -522,20 +522,18 @@ export async function executeRun(
       },
     );
     const completed = await seq.append('message.completed', { text: reply });
-    if (completed) await checkpoint(completed.seq);
-    await deps.db
-      .insertInto('agent_messages')
-      .values({
-        tenant_id: run.tenant_id,
-        session_id: run.session_id,
-        run_id: runId,
-        role: 'assistant',
-        content: reply,
-      })
-      .onConflict((oc) => oc.column('run_id').where('role', '=', 'assistant').doNothing())
-      .execute()
+    // The checkpoint of message.completed and the reply, in one statement (one round trip, not two).
+    await sql`
+      with checkpoint as (
+        update agent_runs set last_seq = ${completed?.seq ?? 0}::int
+        where id = ${runId} and last_seq < ${completed?.seq ?? 0}::int
+      )
+      insert into agent_messages (tenant_id, session_id, run_id, role, content)
+      values (${run.tenant_id}, ${run.session_id}, ${runId}, 'assistant', ${reply})
+      on conflict (run_id) where role = 'assistant' do nothing`
+      .execute(deps.db)
       .catch((e: Error) => {
-        // The session was deleted while the turn ran: the reply has nowhere to go.
+        // The session was deleted while the turn ran (its runs went with it): the reply has nowhere to go.
         if (!/foreign key/i.test(e.message)) throw e;
       });
     // Learnings the answer cites (by id) were used: their use count and last use say which ones matter.
