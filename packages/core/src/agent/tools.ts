@@ -642,7 +642,7 @@ const builtTools = new WeakMap<Db, Map<string, readonly AgentTool[]>>();
  * the worker's CPU per turn under load, bench/runs (e)). The tools hold nothing but the database handle
  * and the tenant id, so one frozen list serves every turn of the tenant.
  */
-export function agentToolsFor(db: Db, tenantId: string): readonly AgentTool[] {
+export function agentToolsFor(db: Db, tenantId: string, capacity = TOOL_CACHE_TENANTS): readonly AgentTool[] {
   let byTenant = builtTools.get(db);
   if (!byTenant) builtTools.set(db, (byTenant = new Map()));
   let tools = byTenant.get(tenantId);
@@ -651,7 +651,7 @@ export function agentToolsFor(db: Db, tenantId: string): readonly AgentTool[] {
     byTenant.delete(tenantId);
   } else {
     tools = Object.freeze(buildAgentTools(db, tenantId).map((t) => Object.freeze(t)));
-    if (byTenant.size >= TOOL_CACHE_TENANTS) byTenant.delete(byTenant.keys().next().value!);
+    if (byTenant.size >= capacity) byTenant.delete(byTenant.keys().next().value!);
   }
   byTenant.set(tenantId, tools);
   return tools;
