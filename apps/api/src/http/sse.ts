@@ -23,7 +23,9 @@ export interface SseOptions {
  *
  * The response head is written with the first frame, after the first read of the run's log: a Redis
  * that fails before it is an error answer (503), not an event stream that never says anything. One that
- * fails later ends the stream; the client re-attaches from its last id.
+ * fails later ends the stream; the client re-attaches from its last id. A fresh stream (the run this
+ * request has just started and enqueued: Redis answered a moment ago) skips that read and opens once it
+ * has joined the live read; an outage after that is the live read's to wait out.
  */
 export async function streamRun(
   ctx: Context,
