@@ -148,6 +148,7 @@ async function main() {
     WORKER_SHUTDOWN_GRACE_MS: '2000',
     TRIAGE_WAIT_MS: '30000',
     DATABASE_POOL_MAX: String(o.pool),
+    SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
   };
   const api = startService('api', 'apps/api/src/main.ts', env);
   const worker = startService('worker', 'apps/worker/src/main.ts', env);
