@@ -32,4 +32,5 @@ export * from './incidents/war-room';
 export * from './group-commit';
 export * from './triage/normalize';
 export * from './triage/pipeline';
+export * from './triage/rules';
 export * from './triage/triage';

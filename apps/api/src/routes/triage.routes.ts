@@ -1,4 +1,8 @@
 import {
+  CreateTriageRuleBody,
+  PatchTriageRuleBody,
+  TriageRule,
+  TriageRuleParams,
   TriageAlertsAccepted,
   TriageAlertsBody,
   TriageEventList,
@@ -8,6 +12,9 @@ import {
 } from '@opsi/contracts';
 import {
   createTriageIntake,
+  createTriageRule,
+  deleteTriageRule,
+  updateTriageRule,
   listTriageEvents,
   normalizeAlerts,
   listTriageRules,
@@ -56,6 +63,51 @@ export const getTriageRules = defineRoute({
   tags: ['triage'],
   responses: { 200: TriageRuleList },
   handler: async ({ deps, auth }) => ({ rules: await listTriageRules(windows(deps), auth.tenant.id) }),
+});
+
+export const postTriageRule = defineRoute({
+  method: 'POST',
+  path: '/api/v1/triage/rules',
+  auth: 'read_write',
+  summary: 'Write a triage rule of the tenant (dedupe, suppress, correlate or route)',
+  description:
+    "The tenant's rules come before the built-in ones: for each kind, the first enabled rule whose match selects an alert decides (a suppress rule suppresses it and it is counted as suppressed; a dedupe rule sets its window; a correlate rule its window and graph depth; a route rule whether it opens an incident, and at what severity). Applies from the next triage batch. Unknown kinds, match keys or action fields are 400 naming the field. Audit-logged.",
+  tags: ['triage'],
+  body: CreateTriageRuleBody,
+  responses: { 201: TriageRule },
+  errors: [400, 415],
+  handler: async ({ deps, auth, body }) => reply(201, await createTriageRule(deps.db, auth, body)),
+});
+
+export const patchTriageRule = defineRoute({
+  method: 'PATCH',
+  path: '/api/v1/triage/rules/:id',
+  auth: 'read_write',
+  summary: "Change a tenant triage rule: name, enabled, match, action (checked against the rule's kind)",
+  description:
+    "A built-in rule (id builtin:…) is 409: write a rule of the same kind that matches the alerts instead (it comes first). Another tenant's rule is 404. Audit-logged.",
+  tags: ['triage'],
+  params: TriageRuleParams,
+  body: PatchTriageRuleBody,
+  responses: { 200: TriageRule },
+  errors: [400, 404, 409, 415],
+  handler: ({ deps, auth, params, body }) => updateTriageRule(windows(deps), auth, params.id, body),
+});
+
+export const deleteTriageRuleRoute = defineRoute({
+  method: 'DELETE',
+  path: '/api/v1/triage/rules/:id',
+  auth: 'read_write',
+  summary: 'Delete a tenant triage rule (204)',
+  description: "A built-in rule is 409; another tenant's rule is 404. Audit-logged.",
+  tags: ['triage'],
+  params: TriageRuleParams,
+  responses: { 204: null },
+  errors: [404, 409],
+  handler: async ({ deps, auth, params }) => {
+    await deleteTriageRule(windows(deps), auth, params.id);
+    return reply(204);
+  },
 });
 
 export const postTriageAlerts = defineRoute({
@@ -108,4 +160,12 @@ function intake(deps: ApiDeps) {
   return i;
 }
 
-export const triageRoutes = [getTriageOverview, getTriageEvents, getTriageRules, postTriageAlerts];
+export const triageRoutes = [
+  getTriageOverview,
+  getTriageEvents,
+  getTriageRules,
+  postTriageRule,
+  patchTriageRule,
+  deleteTriageRuleRoute,
+  postTriageAlerts,
+];

@@ -441,8 +441,9 @@ async function decideNew(
       ).id,
     );
 
+  // The first suppress rule that matches decides: a tenant's {suppress: false} overrides a built-in one.
   const suppress = rules.find((r) => r.kind === 'suppress' && ruleMatches(r.match, a));
-  if (suppress)
+  if (suppress && suppress.action.suppress !== false)
     return {
       event_id: await insertEvent('suppressed', null),
       action: 'suppressed' as const,
