@@ -100,6 +100,37 @@ describe('GroupCommit', () => {
     expect(await ps[3]).toBe('t:9');
   });
 
+  it('a batch that releases its slot early lets the next one go while it still runs', async () => {
+    const releases: Array<() => void> = [];
+    const finishes: Array<() => void> = [];
+    const g = new GroupCommit<number, number>(
+      (_key, requests, release) =>
+        new Promise((resolve) => {
+          releases.push(release);
+          finishes.push(() => resolve(requests.map((r) => r[0]!)));
+        }),
+      { maxItems: 100, maxInFlight: 1 },
+    );
+    const first = g.submit('t', [1]);
+    await turn();
+    const second = g.submit('t', [2]);
+    await turn();
+    expect(g.batches).toBe(1);
+    releases[0]!();
+    releases[0]!(); // twice is once
+    await turn();
+    expect(g.batches).toBe(2);
+    finishes[1]!();
+    expect(await second).toBe(2);
+    finishes[0]!();
+    expect(await first).toBe(1);
+    const third = g.submit('t', [3]);
+    await turn();
+    expect(g.batches).toBe(3);
+    finishes[2]!();
+    expect(await third).toBe(3);
+  });
+
   it('a failed batch fails each of its requests, and only those', async () => {
     const c = controlled();
     const g = new GroupCommit(c.run, { maxItems: 100, maxInFlight: 1 });

@@ -6,7 +6,8 @@
  * while up to `maxInFlight` batches of their key run, and go together when one finishes.
  *
  * `run` gets the requests' items in order (one array per request) and answers one result per request,
- * in the same order. If it throws, every request of that batch gets the error.
+ * in the same order. If it throws, every request of that batch gets the error. It may call `release()`
+ * to give its in-flight slot back before it ends (a batch that only waits no longer holds others back).
  */
 export interface GroupCommitOptions {
   /** Most items in one batch (a single request larger than this still goes, alone). */
@@ -33,7 +34,7 @@ export class GroupCommit<T, R> {
   batches = 0;
 
   constructor(
-    private readonly run: (key: string, requests: T[][]) => Promise<R[]>,
+    private readonly run: (key: string, requests: T[][], release: () => void) => Promise<R[]>,
     private readonly options: GroupCommitOptions,
   ) {
     if (options.maxItems < 1 || options.maxInFlight < 1) throw new Error('group commit: limits must be >= 1');
@@ -72,20 +73,27 @@ export class GroupCommit<T, R> {
     }
     s.inFlight++;
     this.batches++;
+    let held = true;
+    const release = () => {
+      if (!held) return;
+      held = false;
+      s.inFlight--;
+      if (!s.queue.length && !s.inFlight && !s.scheduled) this.keys.delete(key);
+      else this.schedule(key, s);
+    };
     void (async () => {
       try {
         const results = await this.run(
           key,
           batch.map((w) => w.items),
+          release,
         );
         if (results.length !== batch.length) throw new Error('group commit: one result per request expected');
         batch.forEach((w, i) => w.resolve(results[i]!));
       } catch (e) {
         for (const w of batch) w.reject(e);
       } finally {
-        s.inFlight--;
-        if (!s.queue.length && !s.inFlight && !s.scheduled) this.keys.delete(key);
-        else this.schedule(key, s);
+        release();
       }
     })();
     // More waiting than one batch holds, and room for another batch: it goes too.

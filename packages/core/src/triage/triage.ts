@@ -36,6 +36,11 @@ export interface TriageIntakeDeps {
   maxItems: number;
   /** Most batches of one tenant between inbox insert and decision at once. */
   maxInFlight: number;
+  /**
+   * How long a batch waiting for its decision holds its in-flight slot at most: past it, newer requests
+   * go as a new batch (when the worker is slow or down, requests are not held back behind the wait).
+   */
+  holdMs?: number;
 }
 
 /**
@@ -47,7 +52,7 @@ export interface TriageIntakeDeps {
  */
 export function createTriageIntake(deps: TriageIntakeDeps) {
   const group = new GroupCommit<NormalizedAlert, AcceptedAlerts>(
-    async (tenantId, requests) => {
+    async (tenantId, requests, release) => {
       const all = requests.flat();
       const batchId = crypto.randomUUID();
       const inserted = await deps.db
@@ -57,7 +62,8 @@ export function createTriageIntake(deps: TriageIntakeDeps) {
         .execute();
       // Ids come from one sequence in the order of the rows: ascending ids are the alerts' order.
       const ids = inserted.map((r) => Number(r.id)).sort((x, y) => x - y);
-      const result = await deps.enqueueAndWait(tenantId, batchId, ids);
+      const hold = setTimeout(release, deps.holdMs ?? 1000);
+      const result = await deps.enqueueAndWait(tenantId, batchId, ids).finally(() => clearTimeout(hold));
       let decided: Map<number, TriageDecision> | undefined;
       if (result) {
         decided = new Map((result.decisions ?? []).map((d) => [d.inbox_id!, d]));
