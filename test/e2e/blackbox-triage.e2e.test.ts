@@ -549,6 +549,71 @@ describe('concurrency: more shapes and sizes', () => {
   });
 });
 
+describe('concurrency: rules taking effect, tokens, resolved', () => {
+  it('a rule created (201) applies to the next 30 concurrent POSTs; disabled (200), to none of the next 30 (api.md: "A rule applies from the next triage batch on")', async () => {
+    const g = tok.G;
+    const k = tag();
+    const src = `burst-${k}`;
+    const r = await newRule(g.rw, { name: 'burst', kind: 'suppress', match: { source: src } });
+    const on = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => post(g.rw, { title: `b ${i}`, severity: 'high', source: src, fingerprint: `bon-${k}-${i}` })),
+    );
+    expect(on.map((x) => x.body?.events?.[0]?.action)).toEqual(Array(30).fill('suppressed'));
+    const p = await req('PATCH', `/api/v1/triage/rules/${r.id}`, g.rw, { enabled: false });
+    expect(p.status, p.text).toBe(200);
+    const off = await Promise.all(
+      Array.from({ length: 30 }, (_, i) => post(g.rw, { title: `b ${i}`, severity: 'medium', source: src, fingerprint: `boff-${k}-${i}` })),
+    );
+    expect(off.filter((x) => x.body?.events?.[0]?.action === 'suppressed')).toHaveLength(0);
+    await req('DELETE', `/api/v1/triage/rules/${r.id}`, g.rw);
+  }, 120_000);
+
+  it('concurrent POSTs with valid, revoked, read and unknown tokens each get their own answer (401 revoked/unknown, 403 read, 202 valid) and only the valid ones are stored (api.md Errors; DELETE /tokens: "Revokes … at once")', async () => {
+    const m = await createTenantWithUser(t, { tier: 'team' });
+    const rw = (await mintTestToken(t, m, 'read_write')).token;
+    const ro = (await mintTestToken(t, m, 'read')).token;
+    const doomed = await mintTestToken(t, m, 'read_write');
+    expect((await post(doomed.token, { title: 'pre', severity: 'low', source: 'bb', fingerprint: `pre-${tag()}` })).status).toBe(202);
+    const rv = await req('DELETE', `/api/v1/tokens/${doomed.id}`, doomed.token);
+    expect(rv.status, rv.text).toBe(204);
+    const k = tag();
+    const kinds = ['rw', 'revoked', 'ro', 'unknown'] as const;
+    const token = { rw, revoked: doomed.token, ro, unknown: `opsi_${randomBytes(32).toString('base64url')}` };
+    const want = { rw: 202, revoked: 401, ro: 403, unknown: 401 };
+    const jobs = Array.from({ length: 60 }, (_, i) => {
+      const kind = kinds[i % 4];
+      return post(token[kind], { title: `tok ${i}`, severity: 'low', source: 'bb', fingerprint: `tok-${k}-${i}` }).then((r) => ({ kind, i, r }));
+    });
+    const answers = await Promise.all(jobs);
+    for (const { kind, i, r } of answers) expect(r.status, `${kind} #${i}: ${r.text}`).toBe(want[kind]);
+    const ev = (await events(ro)).filter((e) => e.fingerprint.startsWith(`tok-${k}-`));
+    expect(ev.map((e) => Number(e.fingerprint.split('-').pop()) % 4).every((x) => x === 0)).toBe(true);
+    expect(ev).toHaveLength(15);
+  }, 60_000);
+
+  it('a resolved notification for nothing firing is suppressed (builtin:suppress-resolved); concurrent same-fingerprint answers all carry the group\'s incident_id (api.md built-ins; event shape)', async () => {
+    const g = tok.G;
+    const k = tag();
+    const e = await postOne(g.rw, { title: `res ${k}`, severity: 'high', source: 'bb', fingerprint: `res-${k}`, status: 'resolved' });
+    expect(e.action).toBe('suppressed');
+    const fp = `grp-${k}`;
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, () => post(g.rw, { title: `grp ${k}`, severity: 'critical', source: 'bb', fingerprint: fp })),
+    );
+    const ev = (await events(g.ro)).filter((x) => x.fingerprint === fp);
+    expect(ev).toHaveLength(1);
+    expect(ev[0].count).toBe(20);
+    expect(typeof ev[0].incident_id).toBe('string');
+    for (const r of answers) {
+      expect(r.body.events[0].id).toBe(ev[0].id);
+      expect(r.body.events[0].incident_id, r.text).toBe(ev[0].incident_id);
+    }
+    const incs = await req('GET', '/api/v1/incidents?limit=50', g.ro);
+    const list: any[] = incs.body?.incidents ?? incs.body;
+    expect(list.filter((i) => i.title?.includes(`grp ${k}`) || i.id === ev[0].incident_id)).toHaveLength(1);
+  }, 60_000);
+});
+
 describe('POST /triage/alerts: bad bodies (tenant C)', () => {
   it('not one of the three shapes, an empty batch, over 1000 alerts: 400 {detail}, nothing stored (api.md: "one alert or a batch (at most 1000)"; "Anything that is none of the three shapes is 400 naming what was wrong, and nothing is stored")', async () => {
     const c = tok.C;
