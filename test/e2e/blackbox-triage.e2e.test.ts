@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { call, createTenantWithUser, mintTestToken, type TestContext, type TestMember } from '../support/index';
 import { startSplitServices, type SplitServices } from '../support/split';
+import { freePort, startService } from '../support/processes';
 
 // Black-box checks of issue 13 (incidents and triage): tenant-written triage rules
 // (POST/PATCH/DELETE /api/v1/triage/rules, docs/api.md "Triage") and POST /api/v1/triage/alerts under
@@ -656,4 +657,48 @@ describe('POST /triage/alerts: bad bodies (tenant C)', () => {
     expect(r.status, r.text).toBe(403);
     expect((await events(tok.C.ro)).map((e) => [e.id, e.count])).toEqual(before.map((e) => [e.id, e.count]));
   });
+});
+
+describe('pending: no triage worker (own API process)', () => {
+  it('without a worker: 202 {accepted, batch_id, pending: true, events: []}; the alerts are decided once a worker starts, each once (api.md: "When the decision takes longer, pending is true and events empty; the alerts are decided anyway"; operations.md)', async () => {
+    const lone = await startSplitServices({ worker: false, env: { TRIAGE_WAIT_MS: '500' } });
+    try {
+      const m = await createTenantWithUser(lone.t, { tier: 'team' });
+      const rw = (await mintTestToken(lone.t, m, 'read_write')).token;
+      const ro = (await mintTestToken(lone.t, m, 'read')).token;
+      const k = tag();
+      const answers = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          call(lone.base, 'POST', '/api/v1/triage/alerts', { token: rw, body: { title: `p ${i}`, severity: 'medium', source: 'bb', fingerprint: `p-${k}-${i % 5}` } }),
+        ),
+      );
+      for (const r of answers) {
+        expect(r.status, r.text).toBe(202);
+        expect(r.body).toMatchObject({ accepted: 1, pending: true, events: [] });
+        expect(typeof r.body.batch_id).toBe('string');
+      }
+      const port = await freePort();
+      const worker = await startService(
+        { ...lone.env, WORKER_METRICS_PORT: String(port) },
+        { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${port}/healthz` },
+      );
+      try {
+        const deadline = Date.now() + 60_000;
+        let ev: any[] = [];
+        while (Date.now() < deadline) {
+          ev = (await call(lone.base, 'GET', '/api/v1/triage/events?limit=500', { token: ro })).body.events;
+          if (ev.reduce((s: number, e: any) => s + e.count, 0) >= 10) break;
+          await new Promise((r) => setTimeout(r, 500));
+        }
+        expect(ev).toHaveLength(5);
+        expect(ev.map((e) => e.count)).toEqual([2, 2, 2, 2, 2]);
+        const ov = (await call(lone.base, 'GET', '/api/v1/triage/overview', { token: ro })).body;
+        expect(ov.pipeline.received).toBe(10);
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await lone.stop();
+    }
+  }, 150_000);
 });
