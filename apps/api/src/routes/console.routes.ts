@@ -38,7 +38,6 @@ export const CONSOLE_MIRRORED = [
   'GET /api/v1/graph/search',
   'GET /api/v1/graph/blast-radius/:id',
   'GET /api/v1/graph/risks',
-  'GET /api/v1/reports/morning/latest',
   'GET /api/v1/reports/morning',
   'POST /api/v1/reports/morning',
   'GET /api/v1/team',

@@ -79,6 +79,7 @@ async function route() {
   const match = ROUTES.find(([re]) => re.test(path));
   cleanup?.();
   cleanup = undefined;
+  delete main.dataset.route;
   const mine = ++generation;
   for (const [id, a] of navLinks) {
     if (match && match[1] === id) a.setAttribute('aria-current', 'page');
@@ -102,9 +103,11 @@ async function route() {
     cleanup = done;
     clear(main, el);
     main.dataset.page = match[1];
+    main.dataset.route = raw || '/overview';
   } catch (e) {
     if (mine !== generation) return;
     clear(main, errorBox(e));
+    main.dataset.route = raw;
   }
 }
 

@@ -18,10 +18,11 @@ interface RunEvent {
 const TERMINAL = new Set(['run.completed', 'run.failed']);
 
 /**
- * Follows a session's latest run over GET /console/api/stream/attach. EventSource reconnects by itself
- * when the connection drops and sends Last-Event-ID (the last seq it saw): the server replays from the
- * next event, so the answer continues with no gap and no duplicate. Events at or below the last seq
- * shown are ignored all the same.
+ * Follows a session's latest run over GET /console/api/stream/attach. When the connection drops before
+ * the run's terminal event, it reconnects itself with after_seq = the last seq it showed: the server
+ * replays from the next event, so the answer continues with no gap and no duplicate (events at or below
+ * that seq are ignored all the same). EventSource's own retry is not used: it would start over from the
+ * URL's after_seq, and whether it sends Last-Event-ID is up to the browser.
  */
 export function followRun(
   sessionId: string,
@@ -29,26 +30,44 @@ export function followRun(
   on: { event(e: RunEvent): void; state(s: 'live' | 'reconnecting' | 'done'): void },
 ): () => void {
   let last = afterSeq;
-  const source = new EventSource(`/console/api/stream/attach${qs({ session_id: sessionId, after_seq: afterSeq })}`);
-  const handle = (m: MessageEvent) => {
-    const e = JSON.parse(m.data) as RunEvent;
-    if (e.seq <= last) return;
-    last = e.seq;
-    on.event(e);
-    if (TERMINAL.has(e.kind)) {
-      source.close();
-      on.state('done');
-    }
+  let source: EventSource | undefined;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let finished = false;
+  let failures = 0;
+  const connect = () => {
+    const es = new EventSource(`/console/api/stream/attach${qs({ session_id: sessionId, after_seq: last })}`);
+    source = es;
+    const handle = (m: MessageEvent) => {
+      const e = JSON.parse(m.data) as RunEvent;
+      failures = 0;
+      if (e.seq <= last) return;
+      last = e.seq;
+      on.event(e);
+      if (TERMINAL.has(e.kind)) {
+        finished = true;
+        es.close();
+        on.state('done');
+      }
+    };
+    for (const kind of KINDS) es.addEventListener(kind, handle as EventListener);
+    es.onopen = () => on.state('live');
+    es.onerror = () => {
+      es.close();
+      if (finished) return;
+      on.state('reconnecting');
+      failures++;
+      timer = setTimeout(connect, Math.min(200 * 2 ** failures, 5000));
+    };
   };
-  for (const kind of ['run.started', 'run.resumed', 'message.delta', 'tool.started', 'tool.finished', 'message.completed', 'run.completed', 'run.failed'])
-    source.addEventListener(kind, handle as EventListener);
-  source.onopen = () => on.state('live');
-  source.onerror = () => {
-    if (source.readyState === EventSource.CLOSED) on.state('done');
-    else on.state('reconnecting');
+  connect();
+  return () => {
+    finished = true;
+    clearTimeout(timer);
+    source?.close();
   };
-  return () => source.close();
 }
+
+const KINDS = ['run.started', 'run.resumed', 'message.delta', 'tool.started', 'tool.finished', 'message.completed', 'run.completed', 'run.failed'];
 
 export const askPage: Page = async (ctx, el, params) => {
   const current = params.get('id');

@@ -41,6 +41,9 @@ export const findingsPage: Page = async (ctx, el, params) => {
     const data = new FormData(form);
     const next: Record<string, string> = {};
     for (const [k, v] of data) if (v) next[k] = String(v);
+    // The defaults stay out of the address.
+    if (next.sort_by === 'severity') delete next.sort_by;
+    if (next.sort_dir === 'desc') delete next.sort_dir;
     ctx.go(`#/findings${qs(next)}`);
   });
   el.append(h('h1', {}, 'Findings'), form);

@@ -1,17 +1,15 @@
 /// <reference lib="dom" />
-import { ApiError, get, post } from '../api';
+import { get, post } from '../api';
 import { card, empty, h, money, pill, when } from '../dom';
 import { act, errorSlot, type Page } from '../ctx';
 
 const findingLink = (f: any) => h('li', {}, pill(f.severity), ' ', h('a', { href: `#/findings/${f.finding_id}` }, f.title), h('span', { class: 'note' }, ` ${f.domain}`));
 
 export const reportPage: Page = async (ctx, el) => {
-  let report: any = null;
-  try {
-    report = await get('/console/api/reports/morning/latest');
-  } catch (e) {
-    if (!(e instanceof ApiError && e.status === 404)) throw e;
-  }
+  // The list (newest first) rather than /latest, whose 404 before the first report is an error in the
+  // browser's console.
+  const latest = () => get<{ reports: any[] }>('/console/api/reports/morning?limit=1').then((r) => r.reports[0] ?? null);
+  const report = await latest();
   el.append(h('h1', {}, 'Morning report'));
   const slot = errorSlot();
   if (ctx.canWrite) {
@@ -23,8 +21,8 @@ export const reportPage: Page = async (ctx, el) => {
       const before = report?.id;
       for (let i = 0; i < 60; i++) {
         await new Promise((r) => setTimeout(r, 1000));
-        const latest = await get('/console/api/reports/morning/latest').catch(() => null);
-        if (latest && latest.id !== before) return ctx.go('#/report');
+        const now = await latest().catch(() => null);
+        if (now && now.id !== before) return ctx.go('#/report');
       }
       status.textContent = 'Still generating: reload later.';
     }));
