@@ -52,7 +52,8 @@ export async function startConsoleWorld(): Promise<ConsoleWorld> {
   await connectEnvironment(t.db, member.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
   await runScan(t.db, (await requestScan(t.db, null, member.tenant.id, 'test')).id);
   const api = await startTestApi(t);
-  const worker = await startTestWorker(t);
+  // The built-in engine: the agent answers from the demo environment with its real tools.
+  const worker = await startTestWorker(t, { AGENT_ENGINE: 'builtin' });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const token = (await mintTestToken(t, member, 'read_write')).token;
   const env = { DATABASE_URL: t.database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: t.redisPrefix, NODE_ENV: 'test' };

@@ -103,16 +103,18 @@ export const askPage: Page = async (ctx, el, params) => {
     const tools = h('ul', { class: 'tools', 'data-tools': '' });
     answer.prepend(tools);
     thread.append(answer);
-    const toolItems = new Map<string, HTMLElement>();
+    /** Calls still running, oldest first: a tool.finished closes the oldest call of its tool. */
+    const running: HTMLElement[] = [];
     stop = followRun(sessionId, afterSeq, {
       event(e) {
         if (e.kind === 'message.delta') text.textContent += e.text ?? '';
         else if (e.kind === 'tool.started') {
           const li = h('li', { class: 'tool running', 'data-tool': e.tool }, h('code', {}, e.tool ?? ''), ' ', h('span', { class: 'note' }, JSON.stringify(e.input ?? {})), ' …');
-          toolItems.set(e.tool ?? '', li);
+          running.push(li);
           tools.append(li);
         } else if (e.kind === 'tool.finished') {
-          const li = toolItems.get(e.tool ?? '');
+          const at = running.findIndex((r) => r.dataset.tool === e.tool);
+          const li = at >= 0 ? running.splice(at, 1)[0] : undefined;
           if (li) {
             li.className = `tool ${e.ok ? 'ok' : 'failed'}`;
             li.lastChild!.textContent = e.ok ? ' ✓' : ' ✗';

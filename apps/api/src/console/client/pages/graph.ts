@@ -83,7 +83,6 @@ export const graphPage: Page = async (ctx, el, params) => {
       ),
     );
     markCytoscapeStyled();
-    const maxDepth = Math.max(1, ...blast.impacted.map((i: any) => i.depth));
     const nodes = [
       { data: { id: blast.resource.id, label: blast.resource.name ?? blast.resource.native_id, depth: 0, kind: 'root', risk: risky.has(blast.resource.id) ? 1 : 0 } },
       ...blast.impacted.map((i: any) => ({ data: { id: i.id, label: i.name ?? i.native_id, depth: i.depth, kind: i.impact, risk: risky.has(i.id) ? 1 : 0 } })),
@@ -97,7 +96,8 @@ export const graphPage: Page = async (ctx, el, params) => {
       cy = cytoscape({
         container: box,
         elements: [...nodes, ...edges.values()],
-        layout: { name: 'concentric', concentric: (n: any) => maxDepth + 1 - n.data('depth'), levelWidth: () => 1, minNodeSpacing: 24, animate: false },
+        // One row per depth, the resource on top: what fails first, then what fails with it.
+        layout: { name: 'breadthfirst', directed: true, roots: [blast.resource.id], spacingFactor: 1.1, animate: false },
         style: [
           { selector: 'node', style: { label: 'data(label)', 'font-size': 10, color: '#1d2330', 'background-color': '#8893a7', width: 16, height: 16, 'text-valign': 'bottom', 'text-margin-y': 3 } },
           { selector: 'node[kind = "root"]', style: { 'background-color': '#2456d8', width: 26, height: 26, 'font-weight': 'bold' } },

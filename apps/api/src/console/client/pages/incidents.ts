@@ -67,6 +67,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
   const id = params.get('id')!;
   const incident = await get<any>(`/console/api/incidents/${id}`);
   const slot = errorSlot();
+  let statusPill = pill(incident.status);
   const timeline = h('ol', { class: 'timeline', 'data-list': 'timeline', 'aria-live': 'polite' });
   const live = h('span', { class: 'note', role: 'status', 'data-live': '' }, 'connecting…');
   let lastId = 0;
@@ -75,6 +76,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
     const e = JSON.parse(m.data);
     if (e.id <= lastId) return;
     lastId = e.id;
+    if (e.kind === 'status_changed' && e.data?.to) statusPill.replaceWith((statusPill = pill(e.data.to)));
     timeline.append(
       h(
         'li',
@@ -125,7 +127,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
     el,
     h('p', { class: 'crumbs' }, h('a', { href: '#/incidents' }, 'Incidents'), ' / ', incident.severity),
     h('h1', {}, incident.title),
-    h('p', { class: 'meta' }, pill(incident.severity, incident.severity.toLowerCase()), ' ', pill(incident.status), ` · ${incident.source} · started ${when(incident.started_at)} · ${incident.alert_count} alerts`),
+    h('p', { class: 'meta' }, pill(incident.severity, incident.severity.toLowerCase()), ' ', statusPill, ` · ${incident.source} · started ${when(incident.started_at)} · ${incident.alert_count} alerts`),
     incident.description ? h('p', {}, incident.description) : null,
     actions,
     slot,

@@ -41,20 +41,31 @@ interface ResolvedItem {
 const OPEN = new Set(['open', 'acknowledged', 'in_progress', 'confirmed']);
 const DAY = 86_400_000;
 
-/** Open and realized monthly savings per day, from the findings' detection and resolution dates. */
+/**
+ * Open and realized monthly savings per day. A cluster's findings often price the same resources, so a
+ * cluster counts once, at its largest finding, from the day it was first detected while any of it is
+ * open; realized savings count from the day they were resolved.
+ */
 export function savingsSeries(findings: FindingItem[], resolved: ResolvedItem[], now = Date.now()) {
-  const dates = [...findings.map((f) => Date.parse(f.detected_at)), ...resolved.map((r) => Date.parse(r.resolved_at ?? ''))]
-    .filter((t) => Number.isFinite(t));
+  const clusters = new Map<string, { since: number; savings: number }>();
+  for (const f of findings.filter((x) => OPEN.has(x.status))) {
+    const at = Date.parse(f.detected_at);
+    const c = clusters.get(f.group_id);
+    if (!c) clusters.set(f.group_id, { since: at, savings: f.savings });
+    else {
+      c.since = Math.min(c.since, at);
+      c.savings = Math.max(c.savings, f.savings);
+    }
+  }
+  const dates = [...[...clusters.values()].map((c) => c.since), ...resolved.map((r) => Date.parse(r.resolved_at ?? ''))].filter(
+    (t) => Number.isFinite(t),
+  );
   const start = Math.floor(Math.min(now - 7 * DAY, ...dates) / DAY) * DAY;
   const days: number[] = [];
   for (let t = start; t <= now + DAY; t += DAY) days.push(t);
-  const open = days.map((d) =>
-    findings.filter((f) => OPEN.has(f.status) && Date.parse(f.detected_at) < d + DAY).reduce((s, f) => s + f.savings, 0),
-  );
+  const open = days.map((d) => [...clusters.values()].filter((c) => c.since < d + DAY).reduce((s, c) => s + c.savings, 0));
   const realized = days.map((d) =>
-    resolved
-      .filter((r) => r.resolved_at && Date.parse(r.resolved_at) < d + DAY)
-      .reduce((s, r) => s + r.savings, 0),
+    resolved.filter((r) => r.resolved_at && Date.parse(r.resolved_at) < d + DAY).reduce((s, r) => s + r.savings, 0),
   );
   return { days: days.map((d) => d / 1000), open, realized };
 }
@@ -136,7 +147,17 @@ export const overviewPage: Page = async (_ctx, el) => {
     ),
   );
   const chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': 'Monthly savings open and realized over time' });
-  el.append(card('Savings over time (per month)', chartBox, h('p', { class: 'legend' }, pill('open', 'open'), ' ', pill('realized', 'resolved'))));
+  el.append(
+    card(
+      'Savings over time (per month)',
+      chartBox,
+      h(
+        'p',
+        { class: 'note' },
+        'Each cluster counted once, at its largest finding, from the day it was detected. The figure above counts each resource once, so the two can differ.',
+      ),
+    ),
+  );
 
   // Top clusters: one row per group of open findings, most severe then largest savings first.
   const groups = new Map<string, { first: FindingItem; count: number; savings: number; resources: number }>();

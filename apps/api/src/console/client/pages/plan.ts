@@ -109,7 +109,7 @@ export const planPage: Page = async (ctx, el, params) => {
     return h(
       'li',
       { class: `step ${s.status}`, 'data-step': String(s.seq), 'data-step-status': s.status },
-      h('div', { class: 'step-head' }, h('strong', {}, s.title), ' ', pill(s.status, s.status), s.final ? pill('final check', 'info') : null),
+      h('div', { class: 'step-head' }, h('strong', {}, `Step ${s.seq}. ${s.title}`), ' ', pill(s.status, s.status), s.final ? pill('final check', 'info') : null),
       h('p', {}, s.instructions),
       s.fix_command
         ? h('div', {}, h('h3', {}, 'Fix command (run it yourself: the service never executes it)'), command(s.fix_command.command, 'never executed by the service'))

@@ -11,7 +11,7 @@ export const settingsPage: Page = async (ctx, el) => {
   ]);
   const verifySlot = errorSlot();
   const verdict = h('p', { role: 'status', 'data-audit-verify': '' });
-  const verify = h('button', { type: 'button', class: 'secondary', 'data-action': 'verify-audit' }, 'Verify the chain');
+  const verify = h('button', { type: 'button', class: 'secondary', 'data-check': 'verify-audit' }, 'Verify the chain');
   verify.addEventListener('click', () => act(verify, verifySlot, async () => {
     const v = await get<{ valid: boolean; checked: number; first_invalid_id: string | null }>('/console/api/audit/verify');
     verdict.className = v.valid ? 'ok-note' : 'error';
