@@ -15,24 +15,43 @@ import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { connectEnvironment, requestScan, runScan } from '@opsi/core';
-import {
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  startTestApi,
-} from '@opsi/test-support';
+import { createTenantWithUser, createTestContext, loginOverHttp, startTestApi } from '@opsi/test-support';
 import { median, percentile } from '../runs/lib/stats';
 
 const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 15);
-const CHROMIUM_ARGS = ['--headless=new', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-const API_CALLS = ['/console/api/pulse/overview', '/console/api/pulse/findings?sort_by=savings', '/console/api/pulse/resolved'];
+const CHROMIUM_ARGS = [
+  '--headless=new',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+const API_CALLS = [
+  '/console/api/pulse/overview',
+  '/console/api/pulse/findings?sort_by=savings',
+  '/console/api/pulse/resolved',
+];
 
 // Production serves the bundle `npm run build` wrote: build it first (a no-op when fresh).
-const built = spawnSync(process.execPath, ['scripts/build.mjs'], { cwd: fileURLToPath(new URL('../../', import.meta.url)), stdio: 'inherit' });
+const built = spawnSync(process.execPath, ['scripts/build.mjs'], {
+  cwd: fileURLToPath(new URL('../../', import.meta.url)),
+  stdio: 'inherit',
+});
 if (built.status !== 0) throw new Error('npm run build failed');
-const t = await createTestContext({ NODE_ENV: 'production', SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef' });
+const t = await createTestContext({
+  NODE_ENV: 'production',
+  SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef',
+});
 const member = await createTenantWithUser(t);
-await connectEnvironment(t.db, member.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
+await connectEnvironment(t.db, member.tenant.id, {
+  kind: 'demo',
+  seed: 42,
+  size: 'small',
+  epoch: '2026-11-01',
+});
 await runScan(t.db, (await requestScan(t.db, null, member.tenant.id, 'bench')).id);
 const api = await startTestApi(t);
 const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
@@ -46,14 +65,25 @@ try {
   const styles = [...shell.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)].map((m) => m[1]!);
   const entry = /<script type="module" src="([^"]+)"/.exec(shell)![1]!;
   const entryJs = await (await fetch(`${base}${entry}`)).text();
-  const imports = [...new Set([...entryJs.matchAll(/from"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map((m) => `/assets/console/${m[1]}`))];
+  const imports = [
+    ...new Set(
+      [...entryJs.matchAll(/from"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map((m) => `/assets/console/${m[1]}`),
+    ),
+  ];
 
   async function browserRun(): Promise<{ ms: number; bytes: number }> {
     const context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
     await context.addCookies([{ name, value, url: base }]);
     const page = await context.newPage();
     let bytes = 0;
-    page.on('response', (r) => void r.body().then((b) => (bytes += b.length), () => undefined));
+    page.on(
+      'response',
+      (r) =>
+        void r.body().then(
+          (b) => (bytes += b.length),
+          () => undefined,
+        ),
+    );
     const started = performance.now();
     await page.goto(`${base}/`);
     await page.locator('#page[data-route="/overview"] .chart canvas').waitFor();
@@ -66,12 +96,16 @@ try {
     // A new connection per request: nothing kept alive from the run before, as for a new browser context.
     const get = (path: string, cookie = false) =>
       new Promise<number>((resolve, reject) => {
-        const req = request(`${base}${path}`, { agent: false, headers: cookie ? { cookie: login.cookie } : {} }, (res) => {
-          let n = 0;
-          res.on('data', (d: Buffer) => (n += d.length));
-          res.on('end', () => resolve(n));
-          res.on('error', reject);
-        });
+        const req = request(
+          `${base}${path}`,
+          { agent: false, headers: cookie ? { cookie: login.cookie } : {} },
+          (res) => {
+            let n = 0;
+            res.on('data', (d: Buffer) => (n += d.length));
+            res.on('end', () => resolve(n));
+            res.on('error', reject);
+          },
+        );
         req.on('error', reject);
         req.end();
       });
@@ -100,11 +134,17 @@ try {
   }
   const row = (label: string, xs: number[]) =>
     `${label.padEnd(44)} median ${median(xs).toFixed(0).padStart(5)} ms   p90 ${percentile(xs, 90).toFixed(0).padStart(5)} ms`;
-  console.warn(`console first load, ${RUNS} runs per side, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.warn(
+    `console first load, ${RUNS} runs per side, load average ${loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   console.warn(row('overview in Chromium, cold cache (ours)', results.browser));
   console.warn(row('same bytes + API calls by Node (raw)', results.raw));
   console.warn(`ratio (median): ${(median(results.browser) / median(results.raw)).toFixed(1)}x`);
-  console.warn(`bytes: page ${(browserBytes / 1024).toFixed(0)} KiB as received by the browser, raw ${(rawBytes / 1024).toFixed(0)} KiB; files: ${[...styles, entry, ...imports].join(', ')}`);
+  console.warn(
+    `bytes: page ${(browserBytes / 1024).toFixed(0)} KiB as received by the browser, raw ${(rawBytes / 1024).toFixed(0)} KiB; files: ${[...styles, entry, ...imports].join(', ')}`,
+  );
   const p90 = percentile(results.browser, 90);
   console.warn(`target: first load <= 1000 ms: ${p90 <= 1000 ? 'met' : 'MISSED'} (p90 ${p90.toFixed(0)} ms)`);
 } finally {

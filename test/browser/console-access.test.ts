@@ -4,7 +4,14 @@
 // console's routes take a browser session, not a token; another tenant's resources are not found.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addUser, call, createTenantWithUser, loginOverHttp, type TestMember } from '@opsi/test-support';
-import { open, screenshot, signIn, startConsoleWorld, type ConsolePage, type ConsoleWorld } from './console-setup';
+import {
+  open,
+  screenshot,
+  signIn,
+  startConsoleWorld,
+  type ConsolePage,
+  type ConsoleWorld,
+} from './console-setup';
 
 let world: ConsoleWorld | undefined;
 let viewer: TestMember;
@@ -23,13 +30,23 @@ afterAll(async () => {
   await world?.close();
 });
 
-const WRITE_CONTROLS = '[data-action], [data-status-of], [data-step-action], [data-rerun-disabled], form.ask, form[aria-label="Open an incident"]';
+const WRITE_CONTROLS =
+  '[data-action], [data-status-of], [data-step-action], [data-rerun-disabled], form.ask, form[aria-label="Open an incident"]';
 
 describe('a viewer in the console', () => {
   it('reads every page and finds no control that changes anything', async () => {
     await page().locator('#page[data-route="/overview"]').waitFor();
     expect(await page().locator('[data-readonly]').textContent()).toContain('Read-only');
-    const pages = ['#/overview', '#/findings', `#/findings/${findingId}`, '#/ask', '#/incidents', '#/graph?q=db', '#/report', '#/settings'];
+    const pages = [
+      '#/overview',
+      '#/findings',
+      `#/findings/${findingId}`,
+      '#/ask',
+      '#/incidents',
+      '#/graph?q=db',
+      '#/report',
+      '#/settings',
+    ];
     for (const hash of pages) {
       await open(page(), hash);
       expect(await page().locator('#page [role=alert]:not(:empty)').count(), hash).toBe(0);
@@ -66,6 +83,13 @@ describe('a viewer in the console', () => {
     expect((await w.apiGet(`/api/v1/pulse/findings/${findingId}`)).status).toBe('open');
     // Reading is allowed.
     expect((await call(w.base, 'GET', '/console/api/pulse/overview', as)).status).toBe(200);
+  });
+
+  it('signs out from the console; the console then asks to sign in again', async () => {
+    await Promise.all([page().waitForURL(/\/login/), page().click('#logout')]);
+    await page().goto(`${world!.base}/#/findings`);
+    expect(new URL(page().url()).pathname).toBe('/login');
+    expect(cp.problems).toEqual([]);
   });
 });
 
@@ -110,11 +134,17 @@ describe('the console routes', () => {
     const s = await loginOverHttp(w.base, other.user.email, other.password);
     const headers = { cookie: s.cookie, 'x-csrf-token': s.csrf };
     const incident = (await w.apiGet('/api/v1/incidents')).incidents[0];
-    expect((await call(w.base, 'GET', `/console/api/incidents/${incident.id}`, { headers })).status).toBe(404);
+    expect((await call(w.base, 'GET', `/console/api/incidents/${incident.id}`, { headers })).status).toBe(
+      404,
+    );
     expect((await call(w.base, 'GET', `/api/pulse/findings/${findingId}`, { headers })).status).toBe(404);
     expect(
-      (await call(w.base, 'PATCH', `/console/api/pulse/findings/${findingId}/status`, { headers, body: { status: 'dismissed' } }))
-        .status,
+      (
+        await call(w.base, 'PATCH', `/console/api/pulse/findings/${findingId}/status`, {
+          headers,
+          body: { status: 'dismissed' },
+        })
+      ).status,
     ).toBe(404);
     const overview = await call(w.base, 'GET', '/console/api/pulse/overview', { headers });
     expect(overview.body.open_findings).toBe(0);

@@ -4,12 +4,20 @@
 // browser session and its CSRF header. Each page leaves a screenshot in docs/screenshots/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, readSse } from '@opsi/test-support';
-import { open, screenshot, signIn, startConsoleWorld, type ConsolePage, type ConsoleWorld } from './console-setup';
+import {
+  open,
+  screenshot,
+  signIn,
+  startConsoleWorld,
+  type ConsolePage,
+  type ConsoleWorld,
+} from './console-setup';
 
 let world: ConsoleWorld | undefined;
 let cp: ConsolePage;
 const page = () => cp.page;
-const money = (n: number) => '$' + n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+const money = (n: number) =>
+  '$' + n.toLocaleString('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
 
 beforeAll(async () => {
   world = await startConsoleWorld();
@@ -32,9 +40,13 @@ describe('the web console, signed in as the tenant owner', () => {
     expect(await figure('savings_realized')).toBe(`${money(o.realized_savings.total)}/mo`);
     expect(await figure('last_scan')).toBe(o.coverage.last_scan.status);
     for (const [domain, n] of Object.entries(o.by_domain))
-      expect(await page().locator(`[data-bars=domain] li[data-key=${domain}] .count`).textContent()).toBe(String(n));
+      expect(await page().locator(`[data-bars=domain] li[data-key=${domain}] .count`).textContent()).toBe(
+        String(n),
+      );
     for (const [sev, n] of Object.entries(o.by_severity))
-      expect(await page().locator(`[data-bars=severity] li[data-key=${sev}] .count`).textContent()).toBe(String(n));
+      expect(await page().locator(`[data-bars=severity] li[data-key=${sev}] .count`).textContent()).toBe(
+        String(n),
+      );
     await page().locator('.chart canvas').waitFor();
     expect(await page().locator('[data-table=clusters] tbody tr').count()).toBeGreaterThan(2);
     await screenshot(page(), 'console-overview');
@@ -55,14 +67,18 @@ describe('the web console, signed in as the tenant owner', () => {
     await screenshot(page(), 'console-findings');
 
     const target = security.findings.find((f: { status: string }) => f.status === 'open');
-    const patched = page().waitForResponse((r) => r.url().endsWith(`/console/api/pulse/findings/${target.id}/status`));
+    const patched = page().waitForResponse((r) =>
+      r.url().endsWith(`/console/api/pulse/findings/${target.id}/status`),
+    );
     await page().selectOption(`[data-status-of="${target.id}"]`, 'acknowledged');
     const res = await patched;
     expect(res.status()).toBe(200);
     expect(res.request().headers()['x-csrf-token']).toBeTruthy();
     expect((await w.apiGet(`/api/v1/pulse/findings/${target.id}`)).status).toBe('acknowledged');
     await page().selectOption(`[data-status-of="${target.id}"]`, 'open');
-    await expect.poll(async () => (await w.apiGet(`/api/v1/pulse/findings/${target.id}`)).status).toBe('open');
+    await expect
+      .poll(async () => (await w.apiGet(`/api/v1/pulse/findings/${target.id}`)).status)
+      .toBe('open');
   });
 
   it('a finding: resources with console links, the evidence trail with its query, Run again shows the live result', async () => {
@@ -176,12 +192,17 @@ describe('the web console, signed in as the tenant owner', () => {
     expect(history.messages.at(-1).role).toBe('assistant');
     expect(await answer.locator('.text').textContent()).toBe(history.messages.at(-1).content);
     // Every tool call shown once: the run's own events, read again from the API, list the same calls.
-    const replay = await readSse(`${world!.base}/api/v1/stream/attach?session_id=${encodeURIComponent(sessionId)}`, {
-      token: world!.token,
-    });
+    const replay = await readSse(
+      `${world!.base}/api/v1/stream/attach?session_id=${encodeURIComponent(sessionId)}`,
+      {
+        token: world!.token,
+      },
+    );
     const called = replay.events.filter((e) => e.event === 'tool.started').map((e) => e.data.tool);
     expect(called.length).toBeGreaterThan(0);
-    const shown = await answer.locator('[data-tools] li').evaluateAll((lis) => lis.map((l) => l.getAttribute('data-tool')));
+    const shown = await answer
+      .locator('[data-tools] li')
+      .evaluateAll((lis) => lis.map((l) => l.getAttribute('data-tool')));
     expect(shown).toEqual(called);
   });
 
@@ -205,9 +226,13 @@ describe('the web console, signed in as the tenant owner', () => {
     await page().selectOption('[data-incident-status]', 'investigating');
     await page().locator('[data-list=timeline] li[data-kind=status_changed]').waitFor();
     await page().click('[data-action=investigate]');
-    await page().locator('[data-list=timeline] li[data-kind=investigation_started]').waitFor({ timeout: 30_000 });
+    await page()
+      .locator('[data-list=timeline] li[data-kind=investigation_started]')
+      .waitFor({ timeout: 30_000 });
     const timeline = await w.apiGet(`/api/v1/incidents/${id}/timeline`);
-    const shown = await page().locator('[data-list=timeline] li').evaluateAll((lis) => lis.map((l) => Number(l.getAttribute('data-event-id'))));
+    const shown = await page()
+      .locator('[data-list=timeline] li')
+      .evaluateAll((lis) => lis.map((l) => Number(l.getAttribute('data-event-id'))));
     expect(shown).toEqual(timeline.events.map((e: { id: number }) => e.id).slice(0, shown.length));
     await screenshot(page(), 'console-incident');
     await page().click('[data-action=war-room]');
@@ -223,11 +248,17 @@ describe('the web console, signed in as the tenant owner', () => {
     // The NAT gateway with open findings: its blast radius crosses a known risk.
     const nat = results.results
       .filter((r: { type: string }) => r.type === 'aws_vpc_nat_gateway')
-      .sort((a: { open_findings: number }, b: { open_findings: number }) => b.open_findings - a.open_findings)[0];
+      .sort(
+        (a: { open_findings: number }, b: { open_findings: number }) => b.open_findings - a.open_findings,
+      )[0];
     await page().click(`[data-resource="${nat.id}"]`);
     const blast = await w.apiGet(`/api/v1/graph/blast-radius/${nat.id}?depth=3`);
-    await expect.poll(() => page().locator('.graph').getAttribute('data-drawn')).toBe(String(blast.total + 1));
-    expect(await page().locator('[data-blast-total]').getAttribute('data-blast-total')).toBe(String(blast.total));
+    await expect
+      .poll(() => page().locator('.graph').getAttribute('data-drawn'))
+      .toBe(String(blast.total + 1));
+    expect(await page().locator('[data-blast-total]').getAttribute('data-blast-total')).toBe(
+      String(blast.total),
+    );
     expect(await page().locator('[data-table=impacted] tbody tr').count()).toBe(blast.impacted.length);
     await screenshot(page(), 'console-graph');
   });
@@ -249,7 +280,9 @@ describe('the web console, signed in as the tenant owner', () => {
     await page().click('[data-check=verify-audit]');
     await page().locator('[data-audit-verify][data-valid=true]').waitFor();
     const verified = await w.apiGet('/api/v1/audit/verify');
-    expect(await page().locator('[data-audit-verify]').textContent()).toContain(`${verified.checked} entries checked`);
+    expect(await page().locator('[data-audit-verify]').textContent()).toContain(
+      `${verified.checked} entries checked`,
+    );
     await screenshot(page(), 'console-settings');
   });
 

@@ -49,14 +49,24 @@ export interface ConsoleWorld {
 export async function startConsoleWorld(): Promise<ConsoleWorld> {
   const t = await createTestContext();
   const member = await createTenantWithUser(t, { tier: 'team' });
-  await connectEnvironment(t.db, member.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
+  await connectEnvironment(t.db, member.tenant.id, {
+    kind: 'demo',
+    seed: 42,
+    size: 'small',
+    epoch: '2026-11-01',
+  });
   await runScan(t.db, (await requestScan(t.db, null, member.tenant.id, 'test')).id);
   const api = await startTestApi(t);
   // The built-in engine: the agent answers from the demo environment with its real tools.
   const worker = await startTestWorker(t, { AGENT_ENGINE: 'builtin' });
   const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   const token = (await mintTestToken(t, member, 'read_write')).token;
-  const env = { DATABASE_URL: t.database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: t.redisPrefix, NODE_ENV: 'test' };
+  const env = {
+    DATABASE_URL: t.database.url,
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: t.redisPrefix,
+    NODE_ENV: 'test',
+  };
   return {
     t,
     api,

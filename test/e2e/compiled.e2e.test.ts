@@ -91,12 +91,19 @@ describe('compiled JavaScript', { timeout: 300_000 }, () => {
     const { cookie } = await loginOverHttp(api.url, member.user.email, member.password);
     const page = await fetch(`${api.url}/`, { headers: { cookie } });
     expect(page.status).toBe(200);
-    const files = [...(await page.text()).matchAll(/(?:href|src)="\/assets\/console\/([^"]+)"/g)].map((m) => m[1]!);
+    const files = [...(await page.text()).matchAll(/(?:href|src)="\/assets\/console\/([^"]+)"/g)].map(
+      (m) => m[1]!,
+    );
     expect(files.length).toBe(2);
     for (const file of files) {
       const res = await fetch(`${api.url}/assets/console/${file}`);
       expect(res.status, file).toBe(200);
-      expect(Buffer.from(await res.arrayBuffer()).equals(await readFile(join(REPO_ROOT, 'apps/api/dist/console', file))), file).toBe(true);
+      expect(
+        Buffer.from(await res.arrayBuffer()).equals(
+          await readFile(join(REPO_ROOT, 'apps/api/dist/console', file)),
+        ),
+        file,
+      ).toBe(true);
     }
   });
 

@@ -114,7 +114,7 @@ export const getConsole = defineRoute({
       title: 'Console',
       user: { email: auth.user.email, tenant: auth.tenant.name },
       csrf: auth.session.csrf_token,
-      scripts: [],
+      scripts: ['/assets/pages.js'], // the header's Sign out
       modules: [`/assets/console/${js}`],
       styles: [`/assets/console/${css}`],
       body: html`<div

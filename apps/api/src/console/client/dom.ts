@@ -47,7 +47,8 @@ export const card = (title: string | null, ...children: Child[]) =>
   h('section', { class: 'card' }, title ? h('h2', {}, title) : null, ...children);
 
 /** An empty state that says what to do. */
-export const empty = (text: string, ...more: Child[]) => h('div', { class: 'empty' }, h('p', {}, text), ...more);
+export const empty = (text: string, ...more: Child[]) =>
+  h('div', { class: 'empty' }, h('p', {}, text), ...more);
 
 /** A copyable command. */
 export function command(text: string, note?: string): HTMLElement {

@@ -86,7 +86,12 @@ async function route() {
     else a.removeAttribute('aria-current');
   }
   if (!match) {
-    clear(main, h('h1', {}, 'Not found'), h('p', {}, 'No such page. '), h('a', { href: '#/overview' }, 'Overview'));
+    clear(
+      main,
+      h('h1', {}, 'Not found'),
+      h('p', {}, 'No such page. '),
+      h('a', { href: '#/overview' }, 'Overview'),
+    );
     return;
   }
   const [re, , page] = match;

@@ -67,13 +67,26 @@ export function followRun(
   };
 }
 
-const KINDS = ['run.started', 'run.resumed', 'message.delta', 'tool.started', 'tool.finished', 'message.completed', 'run.completed', 'run.failed'];
+const KINDS = [
+  'run.started',
+  'run.resumed',
+  'message.delta',
+  'tool.started',
+  'tool.finished',
+  'message.completed',
+  'run.completed',
+  'run.failed',
+];
 
 export const askPage: Page = async (ctx, el, params) => {
   const current = params.get('id');
-  const sessions = await get<{ sessions: Array<{ id: string; name: string; updated_at: string }> }>('/console/api/sessions');
+  const sessions = await get<{ sessions: Array<{ id: string; name: string; updated_at: string }> }>(
+    '/console/api/sessions',
+  );
   const history = current
-    ? await get<{ messages: Array<{ role: string; content: string; created_at: string; run_id: string | null }> }>(`/console/api/history${qs({ session_id: current })}`)
+    ? await get<{
+        messages: Array<{ role: string; content: string; created_at: string; run_id: string | null }>;
+      }>(`/console/api/history${qs({ session_id: current })}`)
     : { messages: [] };
   let stop: (() => void) | undefined;
 
@@ -82,17 +95,45 @@ export const askPage: Page = async (ctx, el, params) => {
     { class: 'sessions', 'aria-label': 'Sessions' },
     h('a', { href: '#/ask', class: 'new', 'aria-current': current ? null : 'page' }, '+ New session'),
     sessions.sessions.length
-      ? h('ul', {}, sessions.sessions.map((s) => h('li', {}, h('a', { href: `#/ask/${encodeURIComponent(s.id)}`, 'aria-current': s.id === current ? 'page' : null }, s.name, h('span', { class: 'note' }, when(s.updated_at))))))
+      ? h(
+          'ul',
+          {},
+          sessions.sessions.map((s) =>
+            h(
+              'li',
+              {},
+              h(
+                'a',
+                {
+                  href: `#/ask/${encodeURIComponent(s.id)}`,
+                  'aria-current': s.id === current ? 'page' : null,
+                },
+                s.name,
+                h('span', { class: 'note' }, when(s.updated_at)),
+              ),
+            ),
+          ),
+        )
       : h('p', { class: 'note' }, 'No sessions yet.'),
   );
   const thread = h('div', { class: 'thread', 'aria-live': 'polite', 'data-thread': '' });
   for (const m of history.messages) thread.append(bubble(m.role, m.content));
   if (!history.messages.length)
-    thread.append(empty('Ask about findings, costs, incidents or the dependency graph: the agent answers from your environment, and shows each tool it uses.'));
+    thread.append(
+      empty(
+        'Ask about findings, costs, incidents or the dependency graph: the agent answers from your environment, and shows each tool it uses.',
+      ),
+    );
 
   const state = h('p', { class: 'note', role: 'status', 'data-stream-state': '' });
   const slot = errorSlot();
-  const prompt = h('textarea', { name: 'prompt', rows: '3', required: true, 'aria-label': 'Your question', placeholder: 'e.g. What are my most expensive open findings?' });
+  const prompt = h('textarea', {
+    name: 'prompt',
+    rows: '3',
+    required: true,
+    'aria-label': 'Your question',
+    placeholder: 'e.g. What are my most expensive open findings?',
+  });
   const send = h('button', { type: 'submit' }, 'Ask');
   const form = h('form', { class: 'ask' }, prompt, h('div', { class: 'actions' }, send, state), slot);
 
@@ -109,7 +150,14 @@ export const askPage: Page = async (ctx, el, params) => {
       event(e) {
         if (e.kind === 'message.delta') text.textContent += e.text ?? '';
         else if (e.kind === 'tool.started') {
-          const li = h('li', { class: 'tool running', 'data-tool': e.tool }, h('code', {}, e.tool ?? ''), ' ', h('span', { class: 'note' }, JSON.stringify(e.input ?? {})), ' …');
+          const li = h(
+            'li',
+            { class: 'tool running', 'data-tool': e.tool },
+            h('code', {}, e.tool ?? ''),
+            ' ',
+            h('span', { class: 'note' }, JSON.stringify(e.input ?? {})),
+            ' …',
+          );
           running.push(li);
           tools.append(li);
         } else if (e.kind === 'tool.finished') {
@@ -118,7 +166,8 @@ export const askPage: Page = async (ctx, el, params) => {
           if (li) {
             li.className = `tool ${e.ok ? 'ok' : 'failed'}`;
             li.lastChild!.textContent = e.ok ? ' ✓' : ' ✗';
-            if (e.output_preview) li.append(h('details', {}, h('summary', {}, 'output'), h('pre', {}, e.output_preview)));
+            if (e.output_preview)
+              li.append(h('details', {}, h('summary', {}, 'output'), h('pre', {}, e.output_preview)));
           }
         } else if (e.kind === 'message.completed' && e.text && !text.textContent) text.textContent = e.text;
         else if (e.kind === 'run.completed') {
@@ -131,7 +180,12 @@ export const askPage: Page = async (ctx, el, params) => {
         answer.scrollIntoView({ block: 'end' });
       },
       state(s) {
-        state.textContent = s === 'live' ? 'Streaming…' : s === 'reconnecting' ? 'Connection lost: reconnecting and resuming…' : '';
+        state.textContent =
+          s === 'live'
+            ? 'Streaming…'
+            : s === 'reconnecting'
+              ? 'Connection lost: reconnecting and resuming…'
+              : '';
         state.dataset.streamState = s;
         send.disabled = s !== 'done';
       },
@@ -169,11 +223,26 @@ export const askPage: Page = async (ctx, el, params) => {
   clear(
     el,
     h('h1', {}, 'Ask the agent'),
-    h('div', { class: 'ask-layout' }, list, h('div', { class: 'conversation' }, thread, ctx.canWrite ? form : h('p', { class: 'note' }, 'Viewers can read sessions but not ask.'))),
+    h(
+      'div',
+      { class: 'ask-layout' },
+      list,
+      h(
+        'div',
+        { class: 'conversation' },
+        thread,
+        ctx.canWrite ? form : h('p', { class: 'note' }, 'Viewers can read sessions but not ask.'),
+      ),
+    ),
   );
   return () => stop?.();
 };
 
 function bubble(role: string, content: string) {
-  return h('div', { class: `msg ${role}`, 'data-role': role }, h('span', { class: 'who' }, role === 'user' ? 'You' : 'Agent'), h('div', { class: 'text' }, content));
+  return h(
+    'div',
+    { class: `msg ${role}`, 'data-role': role },
+    h('span', { class: 'who' }, role === 'user' ? 'You' : 'Agent'),
+    h('div', { class: 'text' }, content),
+  );
 }

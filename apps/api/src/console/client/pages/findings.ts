@@ -2,6 +2,7 @@
 import { get, patch, post, qs } from '../api';
 import { card, clear, empty, h, money, pill, when } from '../dom';
 import { DOMAINS, SEVERITIES, act, errorSlot, showError, type Page } from '../ctx';
+import type { AuditStepT, AuditTrailT, FindingDetailT, FindingListT, StepRerunT } from '../types';
 
 const STATUSES = ['open', 'acknowledged', 'in_progress', 'resolved', 'dismissed'] as const;
 
@@ -27,14 +28,20 @@ export const findingsPage: Page = async (ctx, el, params) => {
     sort_by: params.get('sort_by') ?? 'severity',
     sort_dir: params.get('sort_dir') ?? 'desc',
   };
-  const list = await get<{ findings: any[] }>(`/console/api/pulse/findings${qs(filter)}`);
+  const list = await get<FindingListT>(`/console/api/pulse/findings${qs(filter)}`);
   const form = h(
     'form',
     { class: 'filters', 'aria-label': 'Filter findings' },
     select('domain', 'Domain', DOMAINS, filter.domain),
     select('severity', 'Severity', SEVERITIES, filter.severity),
     select('status', 'Status', [...STATUSES, 'confirmed'], filter.status),
-    select('sort_by', 'Sort by', ['severity', 'date', 'savings', 'effort', 'status'], filter.sort_by, 'severity'),
+    select(
+      'sort_by',
+      'Sort by',
+      ['severity', 'date', 'savings', 'effort', 'status'],
+      filter.sort_by,
+      'severity',
+    ),
     select('sort_dir', 'Order', ['desc', 'asc'], filter.sort_dir, 'desc'),
   );
   form.addEventListener('change', () => {
@@ -67,7 +74,13 @@ export const findingsPage: Page = async (ctx, el, params) => {
       h(
         'thead',
         {},
-        h('tr', {}, ['Severity', 'Title', 'Domain', 'Resources', 'Savings/mo', 'Detected', 'Status'].map((t) => h('th', { scope: 'col' }, t))),
+        h(
+          'tr',
+          {},
+          ['Severity', 'Title', 'Domain', 'Resources', 'Savings/mo', 'Detected', 'Status'].map((t) =>
+            h('th', { scope: 'col' }, t),
+          ),
+        ),
       ),
       h(
         'tbody',
@@ -77,7 +90,12 @@ export const findingsPage: Page = async (ctx, el, params) => {
             'tr',
             { 'data-finding-id': f.id },
             h('td', {}, pill(f.severity)),
-            h('td', {}, h('a', { href: `#/findings/${f.id}` }, f.title), f.regressed ? pill('regressed', 'critical') : null),
+            h(
+              'td',
+              {},
+              h('a', { href: `#/findings/${f.id}` }, f.title),
+              f.regressed ? pill('regressed', 'critical') : null,
+            ),
             h('td', {}, f.domain),
             h('td', { class: 'num' }, String(f.resource_count)),
             h('td', { class: 'num' }, f.savings ? money(f.savings) : '—'),
@@ -122,12 +140,30 @@ function rowsTable(rows: Record<string, unknown>[]) {
     h(
       'table',
       { class: 'table compact' },
-      h('thead', {}, h('tr', {}, cols.map((c) => h('th', {}, c)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          cols.map((c) => h('th', {}, c)),
+        ),
+      ),
       h(
         'tbody',
         {},
         rows.slice(0, 20).map((r) =>
-          h('tr', {}, cols.map((c) => h('td', {}, typeof r[c] === 'object' && r[c] !== null ? JSON.stringify(r[c]) : String(r[c] ?? '')))),
+          h(
+            'tr',
+            {},
+            cols.map((c) =>
+              h(
+                'td',
+                {},
+                typeof r[c] === 'object' && r[c] !== null ? JSON.stringify(r[c]) : String(r[c] ?? ''),
+              ),
+            ),
+          ),
         ),
       ),
     ),
@@ -137,8 +173,8 @@ function rowsTable(rows: Record<string, unknown>[]) {
 export const findingPage: Page = async (ctx, el, params) => {
   const id = params.get('id')!;
   const [f, audit] = await Promise.all([
-    get<any>(`/api/pulse/findings/${id}`),
-    get<any>(`/api/pulse/findings/${id}/audit`),
+    get<FindingDetailT>(`/api/pulse/findings/${id}`),
+    get<AuditTrailT>(`/api/pulse/findings/${id}/audit`),
   ]);
   const slot = errorSlot();
   const actions = h('div', { class: 'actions' });
@@ -150,7 +186,11 @@ export const findingPage: Page = async (ctx, el, params) => {
         ctx.go(`#/plans/${plan.id}`);
       }),
     );
-    const reBtn = h('button', { type: 'button', class: 'secondary', 'data-action': 'reinvestigate' }, 'Reinvestigate');
+    const reBtn = h(
+      'button',
+      { type: 'button', class: 'secondary', 'data-action': 'reinvestigate' },
+      'Reinvestigate',
+    );
     const reNote = h('span', { class: 'ok-note', role: 'status' });
     reBtn.addEventListener('click', () =>
       act(reBtn, slot, async () => {
@@ -158,12 +198,28 @@ export const findingPage: Page = async (ctx, el, params) => {
         reNote.textContent = `Reinvestigation ${job.status} (job ${job.job_id}); reload to see its result.`;
       }),
     );
-    actions.append(planBtn, reBtn, h('label', { class: 'inline-label' }, 'Status ', statusSelect(id, f.status, slot)), reNote);
+    actions.append(
+      planBtn,
+      reBtn,
+      h('label', { class: 'inline-label' }, 'Status ', statusSelect(id, f.status, slot)),
+      reNote,
+    );
   }
   el.append(
     h('p', { class: 'crumbs' }, h('a', { href: '#/findings' }, 'Findings'), ' / ', f.check_id),
     h('h1', {}, f.title),
-    h('p', { class: 'meta' }, pill(f.severity), ' ', pill(f.status), ' ', f.domain, ' · detected ', when(f.detected_at), f.regressed ? pill('regressed', 'critical') : null),
+    h(
+      'p',
+      { class: 'meta' },
+      pill(f.severity),
+      ' ',
+      pill(f.status),
+      ' ',
+      f.domain,
+      ' · detected ',
+      when(f.detected_at),
+      f.regressed ? pill('regressed', 'critical') : null,
+    ),
     actions,
     slot,
     card('What was found', h('p', {}, f.narrative), h('p', { class: 'note' }, f.run_reasoning)),
@@ -173,7 +229,11 @@ export const findingPage: Page = async (ctx, el, params) => {
       card(
         'Recommendation',
         h('p', {}, f.recommendation.rationale),
-        h('p', { class: 'note' }, `Effort ${f.recommendation.effort} · saves ${money(f.recommendation.savings)}/mo · ${f.recommendation.action_type}`),
+        h(
+          'p',
+          { class: 'note' },
+          `Effort ${f.recommendation.effort} · saves ${money(f.recommendation.savings)}/mo · ${f.recommendation.action_type}`,
+        ),
       ),
     );
   el.append(
@@ -182,11 +242,19 @@ export const findingPage: Page = async (ctx, el, params) => {
       h(
         'table',
         { class: 'table', 'data-table': 'resources' },
-        h('thead', {}, h('tr', {}, ['Name', 'Type', 'Account / region', 'Cost/mo', 'Action', ''].map((t) => h('th', {}, t)))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Name', 'Type', 'Account / region', 'Cost/mo', 'Action', ''].map((t) => h('th', {}, t)),
+          ),
+        ),
         h(
           'tbody',
           {},
-          f.resources.map((r: any) =>
+          f.resources.map((r) =>
             h(
               'tr',
               {},
@@ -195,7 +263,17 @@ export const findingPage: Page = async (ctx, el, params) => {
               h('td', {}, `${r.account_id} / ${r.region}`),
               h('td', { class: 'num' }, r.monthly_cost == null ? '—' : money(r.monthly_cost)),
               h('td', {}, r.action_type ?? ''),
-              h('td', {}, r.console_url ? h('a', { href: r.console_url, target: '_blank', rel: 'noopener noreferrer' }, 'AWS console ↗') : ''),
+              h(
+                'td',
+                {},
+                r.console_url
+                  ? h(
+                      'a',
+                      { href: r.console_url, target: '_blank', rel: 'noopener noreferrer' },
+                      'AWS console ↗',
+                    )
+                  : '',
+              ),
             ),
           ),
         ),
@@ -206,8 +284,16 @@ export const findingPage: Page = async (ctx, el, params) => {
   el.append(
     card(
       'Evidence trail',
-      h('p', { class: 'note' }, `${s.total_steps} steps · ${s.total_queries} queries · ${s.failures} failures · ${s.self_corrections} self-corrections`),
-      h('ol', { class: 'steps', 'data-list': 'evidence' }, audit.steps.map((step: any) => evidenceStep(id, step))),
+      h(
+        'p',
+        { class: 'note' },
+        `${s.total_steps} steps · ${s.total_queries} queries · ${s.failures} failures · ${s.self_corrections} self-corrections`,
+      ),
+      h(
+        'ol',
+        { class: 'steps', 'data-list': 'evidence' },
+        audit.steps.map((step) => evidenceStep(id, step)),
+      ),
     ),
   );
   el.append(
@@ -216,24 +302,41 @@ export const findingPage: Page = async (ctx, el, params) => {
       h(
         'ol',
         { class: 'timeline', 'data-list': 'history' },
-        (f.group?.history ?? []).map((e: any) =>
-          h('li', {}, h('time', {}, when(e.at)), ' ', h('strong', {}, e.kind), ' ', pill(e.status), ' ', h('span', { class: 'note' }, e.agent ?? ''), e.finding_id !== id ? h('a', { href: `#/findings/${e.finding_id}` }, ' (another finding of the group)') : null),
+        (f.group?.history ?? []).map((e) =>
+          h(
+            'li',
+            {},
+            h('time', {}, when(e.at)),
+            ' ',
+            h('strong', {}, e.kind),
+            ' ',
+            e.status ? pill(e.status) : null,
+            ' ',
+            h('span', { class: 'note' }, e.agent ?? ''),
+            e.finding_id !== id
+              ? h('a', { href: `#/findings/${e.finding_id}` }, ' (another finding of the group)')
+              : null,
+          ),
         ),
       ),
     ),
   );
 };
 
-function evidenceStep(findingId: string, step: any) {
+function evidenceStep(findingId: string, step: AuditStepT) {
   const live = h('div', { class: 'live', 'aria-live': 'polite' });
   const slot = errorSlot();
   let button: HTMLButtonElement | null = null;
   if (step.rerunnable) {
-    button = h('button', { type: 'button', class: 'secondary small', 'data-rerun': String(step.seq) }, 'Run again');
+    button = h(
+      'button',
+      { type: 'button', class: 'secondary small', 'data-rerun': String(step.seq) },
+      'Run again',
+    );
     const b = button;
     b.addEventListener('click', () =>
       act(b, slot, async () => {
-        const r = await post<any>(`/api/pulse/findings/${findingId}/audit/${step.seq}/run`);
+        const r = await post<StepRerunT>(`/api/pulse/findings/${findingId}/audit/${step.seq}/run`);
         clear(
           live,
           h(
@@ -257,14 +360,25 @@ function evidenceStep(findingId: string, step: any) {
       { class: 'step-head' },
       h('strong', {}, `${step.seq}. ${step.title}`),
       ' ',
-      pill(step.status === 'success' ? 'ok' : step.status, step.status === 'success' ? 'resolved' : 'critical'),
+      pill(
+        step.status === 'success' ? 'ok' : step.status,
+        step.status === 'success' ? 'resolved' : 'critical',
+      ),
       step.is_self_correction ? pill('self-correction', 'medium') : null,
-      h('span', { class: 'note' }, ` ${step.tool_name} · ${step.row_count ?? 0} rows · ${step.duration_ms ?? 0} ms`),
+      h(
+        'span',
+        { class: 'note' },
+        ` ${step.tool_name} · ${step.row_count ?? 0} rows · ${step.duration_ms ?? 0} ms`,
+      ),
       button,
     ),
-    step.query_sql ? h('details', {}, h('summary', {}, 'The exact query'), h('pre', { class: 'sql' }, step.query_sql)) : null,
+    step.query_sql
+      ? h('details', {}, h('summary', {}, 'The exact query'), h('pre', { class: 'sql' }, step.query_sql))
+      : null,
     step.error_message ? h('p', { class: 'error' }, step.error_message) : null,
-    Array.isArray(step.result_preview) && step.result_preview.length ? h('details', {}, h('summary', {}, 'Recorded result'), rowsTable(step.result_preview)) : null,
+    Array.isArray(step.result_preview) && step.result_preview.length
+      ? h('details', {}, h('summary', {}, 'Recorded result'), rowsTable(step.result_preview))
+      : null,
     slot,
     live,
   );

@@ -57,15 +57,20 @@ export function savingsSeries(findings: FindingItem[], resolved: ResolvedItem[],
       c.savings = Math.max(c.savings, f.savings);
     }
   }
-  const dates = [...[...clusters.values()].map((c) => c.since), ...resolved.map((r) => Date.parse(r.resolved_at ?? ''))].filter(
-    (t) => Number.isFinite(t),
-  );
+  const dates = [
+    ...[...clusters.values()].map((c) => c.since),
+    ...resolved.map((r) => Date.parse(r.resolved_at ?? '')),
+  ].filter((t) => Number.isFinite(t));
   const start = Math.floor(Math.min(now - 7 * DAY, ...dates) / DAY) * DAY;
   const days: number[] = [];
   for (let t = start; t <= now + DAY; t += DAY) days.push(t);
-  const open = days.map((d) => [...clusters.values()].filter((c) => c.since < d + DAY).reduce((s, c) => s + c.savings, 0));
+  const open = days.map((d) =>
+    [...clusters.values()].filter((c) => c.since < d + DAY).reduce((s, c) => s + c.savings, 0),
+  );
   const realized = days.map((d) =>
-    resolved.filter((r) => r.resolved_at && Date.parse(r.resolved_at) < d + DAY).reduce((s, r) => s + r.savings, 0),
+    resolved
+      .filter((r) => r.resolved_at && Date.parse(r.resolved_at) < d + DAY)
+      .reduce((s, r) => s + r.savings, 0),
   );
   return { days: days.map((d) => d / 1000), open, realized };
 }
@@ -80,7 +85,13 @@ function figure(id: string, label: string, value: string, sub?: string) {
   );
 }
 
-function bars(title: string, id: string, counts: Record<string, number>, keys: readonly string[], link: (k: string) => string) {
+function bars(
+  title: string,
+  id: string,
+  counts: Record<string, number>,
+  keys: readonly string[],
+  link: (k: string) => string,
+) {
   const max = Math.max(1, ...keys.map((k) => counts[k] ?? 0));
   return card(
     title,
@@ -92,7 +103,12 @@ function bars(title: string, id: string, counts: Record<string, number>, keys: r
           'li',
           { 'data-key': k },
           h('a', { href: link(k), class: 'bar-label' }, k),
-          h('progress', { max: String(max), value: String(counts[k] ?? 0), 'aria-label': `${k}: ${counts[k] ?? 0}`, class: `sev-${k}` }),
+          h('progress', {
+            max: String(max),
+            value: String(counts[k] ?? 0),
+            'aria-label': `${k}: ${counts[k] ?? 0}`,
+            class: `sev-${k}`,
+          }),
           h('span', { class: 'count' }, String(counts[k] ?? 0)),
         ),
       ),
@@ -112,7 +128,11 @@ export const overviewPage: Page = async (_ctx, el) => {
     el.append(
       empty(
         'No environment connected yet. Connect one, then run a first scan:',
-        h('pre', {}, `npm run admin -- env connect --tenant ${_ctx.tenant} --demo\nnpm run admin -- scan --tenant ${_ctx.tenant} --wait`),
+        h(
+          'pre',
+          {},
+          `npm run admin -- env connect --tenant ${_ctx.tenant} --demo\nnpm run admin -- scan --tenant ${_ctx.tenant} --wait`,
+        ),
       ),
     );
     return;
@@ -123,9 +143,24 @@ export const overviewPage: Page = async (_ctx, el) => {
       'div',
       { class: 'figures' },
       figure('open_findings', 'Open findings', String(o.open_findings)),
-      figure('savings_open', 'Savings open', `${money(o.estimated_savings.monthly)}/mo`, `${o.estimated_savings.resources} resources`),
-      figure('savings_realized', 'Savings realized', `${money(o.realized_savings.total)}/mo`, `${money(o.realized_savings.this_month)} this month · ${o.realized_savings.resolved_plans} plans`),
-      figure('resources', 'Resources', String(o.coverage.resources), `${o.coverage.accounts} accounts · ${o.coverage.regions} regions`),
+      figure(
+        'savings_open',
+        'Savings open',
+        `${money(o.estimated_savings.monthly)}/mo`,
+        `${o.estimated_savings.resources} resources`,
+      ),
+      figure(
+        'savings_realized',
+        'Savings realized',
+        `${money(o.realized_savings.total)}/mo`,
+        `${money(o.realized_savings.this_month)} this month · ${o.realized_savings.resolved_plans} plans`,
+      ),
+      figure(
+        'resources',
+        'Resources',
+        String(o.coverage.resources),
+        `${o.coverage.accounts} accounts · ${o.coverage.regions} regions`,
+      ),
       h(
         'div',
         { class: 'figure', 'data-figure': 'last_scan' },
@@ -137,16 +172,32 @@ export const overviewPage: Page = async (_ctx, el) => {
     ),
   );
   if (o.open_findings === 0)
-    el.append(empty(running ? 'A scan is running: findings appear when it finishes.' : 'No open findings: nothing to fix right now.'));
+    el.append(
+      empty(
+        running
+          ? 'A scan is running: findings appear when it finishes.'
+          : 'No open findings: nothing to fix right now.',
+      ),
+    );
   el.append(
     h(
       'div',
       { class: 'grid2' },
       bars('Open findings by domain', 'domain', o.by_domain, DOMAINS, (k) => `#/findings?domain=${k}`),
-      bars('Open findings by severity', 'severity', o.by_severity, SEVERITIES, (k) => `#/findings?severity=${k}`),
+      bars(
+        'Open findings by severity',
+        'severity',
+        o.by_severity,
+        SEVERITIES,
+        (k) => `#/findings?severity=${k}`,
+      ),
     ),
   );
-  const chartBox = h('div', { class: 'chart', role: 'img', 'aria-label': 'Monthly savings open and realized over time' });
+  const chartBox = h('div', {
+    class: 'chart',
+    role: 'img',
+    'aria-label': 'Monthly savings open and realized over time',
+  });
   el.append(
     card(
       'Savings over time (per month)',
@@ -181,7 +232,19 @@ export const overviewPage: Page = async (_ctx, el) => {
         ? h(
             'table',
             { class: 'table', 'data-table': 'clusters' },
-            h('thead', {}, h('tr', {}, h('th', {}, 'Severity'), h('th', {}, 'Finding'), h('th', {}, 'Domain'), h('th', {}, 'Findings'), h('th', {}, 'Savings/mo'))),
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                h('th', {}, 'Severity'),
+                h('th', {}, 'Finding'),
+                h('th', {}, 'Domain'),
+                h('th', {}, 'Findings'),
+                h('th', {}, 'Savings/mo'),
+              ),
+            ),
             h(
               'tbody',
               {},
