@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 // First load of the console's overview over loopback with a cold browser cache, beside the raw cost
 // underneath it: the same bytes and API calls fetched by Node without a page. `npm run bench:console`;
 // docs/performance.md records the numbers. Target: first load <= 1 s.
@@ -71,6 +72,13 @@ try {
     ),
   ];
 
+  interface Breakdown {
+    html: number;
+    domReady: number;
+    apiDone: number;
+  }
+  const breakdowns: Breakdown[] = [];
+
   async function browserRun(): Promise<{ ms: number; bytes: number }> {
     const context = await browser.newContext({ viewport: { width: 1366, height: 860 } });
     await context.addCookies([{ name, value, url: base }]);
@@ -88,6 +96,17 @@ try {
     await page.goto(`${base}/`);
     await page.locator('#page[data-route="/overview"] .chart canvas').waitFor();
     const ms = performance.now() - started;
+    // Where the time went, by the page's own clock (ms after navigation start).
+    breakdowns.push(
+      await page.evaluate(() => {
+        const nav = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming;
+        const api = performance
+          .getEntriesByType('resource')
+          .filter((e) => e.name.includes('/console/api/'))
+          .map((e) => (e as PerformanceResourceTiming).responseEnd);
+        return { html: nav.responseEnd, domReady: nav.domContentLoadedEventEnd, apiDone: Math.max(0, ...api) };
+      }),
+    );
     await context.close();
     return { ms, bytes };
   }
@@ -121,6 +140,7 @@ try {
 
   await browserRun(); // the service's own first answers (JIT, pools), not the browser's cache
   await rawRun();
+  breakdowns.length = 0;
   const results = { browser: [] as number[], raw: [] as number[] };
   let browserBytes = 0;
   let rawBytes = 0;
@@ -141,6 +161,10 @@ try {
   );
   console.warn(row('overview in Chromium, cold cache (ours)', results.browser));
   console.warn(row('same bytes + API calls by Node (raw)', results.raw));
+  const part = (k: keyof Breakdown) => median(breakdowns.map((b) => b[k])).toFixed(0);
+  console.warn(
+    `in the page (median ms after navigation start): HTML received ${part('html')}, DOMContentLoaded (scripts run) ${part('domReady')}, last API answer ${part('apiDone')}; the rest is drawing`,
+  );
   console.warn(`ratio (median): ${(median(results.browser) / median(results.raw)).toFixed(1)}x`);
   console.warn(
     `bytes: page ${(browserBytes / 1024).toFixed(0)} KiB as received by the browser, raw ${(rawBytes / 1024).toFixed(0)} KiB; files: ${[...styles, entry, ...imports].join(', ')}`,
