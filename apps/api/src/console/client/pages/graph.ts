@@ -157,6 +157,10 @@ export const graphPage: Page = async (ctx, el, params) => {
       ),
     );
     markCytoscapeStyled();
+    // A depth with many resources would overlap its labels: theirs show on hover and selection.
+    const perDepth = new Map<number, number>();
+    for (const i of blast.impacted) perDepth.set(i.depth, (perDepth.get(i.depth) ?? 0) + 1);
+    const crowded = (depth: number) => (perDepth.get(depth) ?? 0) > 12;
     const nodes = [
       {
         data: {
@@ -168,6 +172,7 @@ export const graphPage: Page = async (ctx, el, params) => {
         },
       },
       ...blast.impacted.map((i) => ({
+        classes: crowded(i.depth) ? 'crowded' : '',
         data: {
           id: i.id,
           label: i.name ?? i.native_id,
@@ -214,6 +219,8 @@ export const graphPage: Page = async (ctx, el, params) => {
           },
           { selector: 'node[kind = "fails"]', style: { 'background-color': '#e26d16' } },
           { selector: 'node[kind = "degrades"]', style: { 'background-color': '#d9a400' } },
+          { selector: 'node.crowded', style: { label: '' } },
+          { selector: 'node.crowded:active, node.crowded:selected', style: { label: 'data(label)' } },
           { selector: 'node[risk = 1]', style: { 'border-width': 4, 'border-color': '#b42318' } },
           {
             selector: 'edge',
