@@ -104,7 +104,11 @@ try {
           .getEntriesByType('resource')
           .filter((e) => e.name.includes('/console/api/'))
           .map((e) => (e as PerformanceResourceTiming).responseEnd);
-        return { html: nav.responseEnd, domReady: nav.domContentLoadedEventEnd, apiDone: Math.max(0, ...api) };
+        return {
+          html: nav.responseEnd,
+          domReady: nav.domContentLoadedEventEnd,
+          apiDone: Math.max(0, ...api),
+        };
       }),
     );
     await context.close();
