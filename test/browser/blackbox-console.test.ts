@@ -326,6 +326,29 @@ describe('the web console (issue 18), black-box', () => {
           .count(),
       ).toBe(1);
     }
+    // contract: "skip without a reason" is 400; issue: "errors shown as the API's {detail}"
+    {
+      const s0 = steps[0];
+      const item = stepItem(s0.seq);
+      const resp = page
+        .waitForResponse(
+          (r) => r.request().method() === 'POST' && r.url().endsWith(`/steps/${s0.seq}/skip`),
+          {
+            timeout: 3000,
+          },
+        )
+        .catch(() => undefined);
+      await item.getByRole('button', { name: 'Skip' }).click();
+      const r = await resp;
+      if (r) {
+        expect(r.status()).toBe(400);
+        const detail = ((await r.json()) as { detail: string }).detail;
+        await expect.poll(() => item.getByRole('alert').innerText()).toBe(detail);
+      } else {
+        await expect.poll(() => item.getByRole('alert').innerText()).not.toBe('');
+      }
+      expect(((await getPlan()).steps as any[]).find((x) => x.seq === s0.seq).status).toBe('pending');
+    }
     const fixStep = steps.find((s) => s.fix_command && s.verification);
     for (const s of steps.slice(0, -1)) {
       if (s === fixStep) continue;
