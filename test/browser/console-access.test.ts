@@ -93,6 +93,31 @@ describe('a viewer in the console', () => {
   });
 });
 
+describe('a tenant with nothing connected yet', () => {
+  it('sees empty states that say what to do', async () => {
+    const w = world!;
+    const fresh = await createTenantWithUser(w.t);
+    const c = await signIn(w, fresh);
+    await c.page.locator('#page[data-route="/overview"]').waitFor();
+    const overview = await c.page.locator('#page .empty').textContent();
+    expect(overview).toContain('No environment connected yet');
+    expect(overview).toContain(`env connect --tenant ${fresh.tenant.slug} --demo`);
+    await screenshot(c.page, 'console-empty-overview');
+    for (const [hash, text] of [
+      ['#/findings', 'No findings yet'],
+      ['#/incidents', 'No incidents'],
+      ['#/report', 'No morning report yet'],
+      ['#/ask', 'Ask about findings'],
+      ['#/graph', 'The graph is empty: connect an environment'],
+    ] as const) {
+      await open(c.page, hash);
+      expect(await c.page.locator('#page .empty').first().textContent(), hash).toContain(text);
+    }
+    expect(c.problems).toEqual([]);
+    await c.context.close();
+  });
+});
+
 describe('the console routes', () => {
   it('need the session’s X-CSRF-Token for every change: missing or wrong is 403 and changes nothing', async () => {
     const w = world!;

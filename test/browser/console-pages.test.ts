@@ -286,6 +286,50 @@ describe('the web console, signed in as the tenant owner', () => {
     await screenshot(page(), 'console-settings');
   });
 
+  it('labels every control, and the navigation works from the keyboard', async () => {
+    const w = world!;
+    const finding = (await w.apiGet('/api/v1/pulse/findings')).findings[0];
+    for (const hash of [
+      '#/overview',
+      '#/findings',
+      `#/findings/${finding.id}`,
+      '#/ask',
+      '#/incidents',
+      '#/graph?q=db',
+      '#/report',
+      '#/settings',
+    ]) {
+      await open(page(), hash);
+      const unlabelled = await page().evaluate(() =>
+        [
+          ...document.querySelectorAll<HTMLInputElement>(
+            '#page input, #page select, #page textarea, #page button',
+          ),
+        ]
+          .filter(
+            (el) =>
+              !(
+                el.labels?.length ||
+                el.getAttribute('aria-label') ||
+                (el.tagName === 'BUTTON' && el.textContent?.trim())
+              ),
+          )
+          .map((el) => el.outerHTML.slice(0, 80)),
+      );
+      expect(unlabelled, hash).toEqual([]);
+    }
+    // Tab reaches the console's navigation; Enter on a link opens its page.
+    await page().evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    let focused = '';
+    for (let i = 0; i < 10 && focused !== 'findings'; i++) {
+      await page().keyboard.press('Tab');
+      focused = (await page().evaluate(() => document.activeElement?.getAttribute('data-nav'))) ?? '';
+    }
+    expect(focused).toBe('findings');
+    await page().keyboard.press('Enter');
+    await page().locator('#page[data-route="/findings"]').waitFor();
+  });
+
   it('raised no console error, no CSP violation, no uncaught error on any page', () => {
     expect(cp.problems).toEqual([]);
   });

@@ -116,7 +116,7 @@ function bars(
   );
 }
 
-export const overviewPage: Page = async (_ctx, el) => {
+export const overviewPage: Page = async (ctx, el) => {
   const [o, list, resolved] = await Promise.all([
     get<Overview>('/console/api/pulse/overview'),
     get<{ findings: FindingItem[] }>('/console/api/pulse/findings?sort_by=savings'),
@@ -131,7 +131,7 @@ export const overviewPage: Page = async (_ctx, el) => {
         h(
           'pre',
           {},
-          `npm run admin -- env connect --tenant ${_ctx.tenant} --demo\nnpm run admin -- scan --tenant ${_ctx.tenant} --wait`,
+          `npm run admin -- env connect --tenant ${ctx.tenant} --demo\nnpm run admin -- scan --tenant ${ctx.tenant} --wait`,
         ),
       ),
     );
@@ -287,7 +287,7 @@ export const overviewPage: Page = async (_ctx, el) => {
     );
   };
   requestAnimationFrame(draw);
-  const timer = running ? setTimeout(() => _ctx.go('#/overview'), 3000) : undefined;
+  const timer = running ? setTimeout(() => ctx.go('#/overview'), 3000) : undefined;
   const onResize = () => draw();
   window.addEventListener('resize', onResize);
   return () => {

@@ -100,7 +100,14 @@ export const reportPage: Page = async (ctx, el) => {
               'ol',
               {},
               s.top_clusters.map((c) =>
-                h('li', {}, pill(c.severity), ' ', h('a', { href: `#/findings/${c.finding_id}` }, c.title), h('div', { class: 'note' }, c.why)),
+                h(
+                  'li',
+                  {},
+                  pill(c.severity),
+                  ' ',
+                  h('a', { href: `#/findings/${c.finding_id}` }, c.title),
+                  h('div', { class: 'note' }, c.why),
+                ),
               ),
             )
           : empty('Nothing to fix first.'),
