@@ -1,6 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes, randomUUID } from 'node:crypto';
-import { call, createTenantWithUser, mintTestToken, type TestContext, type TestMember } from '../support/index';
+import {
+  call,
+  createTenantWithUser,
+  mintTestToken,
+  type TestContext,
+  type TestMember,
+} from '../support/index';
 import { startSplitServices, type SplitServices } from '../support/split';
 import { freePort, startService } from '../support/processes';
 
@@ -21,10 +27,14 @@ const BUILTINS = [
 let t: TestContext;
 let svc: SplitServices;
 let base = '';
-const tok: Record<string, { rw: string; ro: string; m: TestMember }> = {};
+type Name = 'A' | 'B' | 'C' | 'D' | 'E' | 'F' | 'G';
+const tok = {} as Record<Name, { rw: string; ro: string; m: TestMember }>;
 
 const req = (method: string, path: string, token: string | undefined, body?: unknown) =>
-  call(base, method, path, { ...(token !== undefined ? { token } : {}), ...(body !== undefined ? { body } : {}) });
+  call(base, method, path, {
+    ...(token !== undefined ? { token } : {}),
+    ...(body !== undefined ? { body } : {}),
+  });
 const tag = () => randomBytes(4).toString('hex');
 
 async function rules(token: string): Promise<any[]> {
@@ -63,7 +73,7 @@ async function newRule(token: string, body: Record<string, unknown>) {
 beforeAll(async () => {
   svc = await startSplitServices();
   ({ t, base } = svc);
-  for (const name of ['A', 'B', 'C', 'D', 'E', 'F', 'G']) {
+  for (const name of ['A', 'B', 'C', 'D', 'E', 'F', 'G'] as const) {
     const m = await createTenantWithUser(t, { tier: 'team' });
     tok[name] = {
       m,
@@ -97,11 +107,21 @@ describe('triage rules: writes, codes and shapes', () => {
     });
     const listed = (await rules(tok.A.ro)).find((r) => r.id === mine.id);
     expect(listed).toEqual(mine);
-    bRule = await newRule(tok.B.rw, { name: 'B quiet', kind: 'route', match: { source: 'b-only' }, action: { open_incident: false } });
+    bRule = await newRule(tok.B.rw, {
+      name: 'B quiet',
+      kind: 'route',
+      match: { source: 'b-only' },
+      action: { open_incident: false },
+    });
   });
 
-  it('GET lists the tenant\'s own rules first (oldest first), then the five built-ins; never another tenant\'s (api.md: "the tenant\'s own rules first (oldest first), then the built-in ones")', async () => {
-    const second = await newRule(tok.A.rw, { name: 'second', kind: 'dedupe', match: { fingerprint: '*' }, action: { window_minutes: 5 } });
+  it("GET lists the tenant's own rules first (oldest first), then the five built-ins; never another tenant's (api.md: \"the tenant's own rules first (oldest first), then the built-in ones\")", async () => {
+    const second = await newRule(tok.A.rw, {
+      name: 'second',
+      kind: 'dedupe',
+      match: { fingerprint: '*' },
+      action: { window_minutes: 5 },
+    });
     const list = await rules(tok.A.ro);
     for (const r of list) expect(Object.keys(r).sort(), JSON.stringify(r)).toEqual(RULE_KEYS);
     const ids = list.map((r) => r.id);
@@ -132,9 +152,13 @@ describe('triage rules: writes, codes and shapes', () => {
     const before = await rules(tok.A.ro);
     const p = await req('POST', '/api/v1/triage/rules', tok.A.ro, { name: 'ro', kind: 'suppress' });
     expect(p.status, p.text).toBe(403);
-    expect((await req('PATCH', `/api/v1/triage/rules/${mine.id}`, tok.A.ro, { enabled: false })).status).toBe(403);
+    expect((await req('PATCH', `/api/v1/triage/rules/${mine.id}`, tok.A.ro, { enabled: false })).status).toBe(
+      403,
+    );
     expect((await req('DELETE', `/api/v1/triage/rules/${mine.id}`, tok.A.ro)).status).toBe(403);
-    expect((await req('PATCH', `/api/v1/triage/rules/${BUILTINS[0]}`, tok.A.ro, { enabled: false })).status).toBe(403);
+    expect(
+      (await req('PATCH', `/api/v1/triage/rules/${BUILTINS[0]}`, tok.A.ro, { enabled: false })).status,
+    ).toBe(403);
     expect(await rules(tok.A.ro)).toEqual(before);
   });
 
@@ -163,11 +187,21 @@ describe('triage rules: writes, codes and shapes', () => {
     expect(await rules(tok.A.ro)).toEqual(before);
   });
 
-  it('PATCH → 200 the rule; at least one field; action checked against the rule\'s kind; kind cannot change (api.md PATCH)', async () => {
-    const res = await req('PATCH', `/api/v1/triage/rules/${mine.id}`, tok.A.rw, { name: 'renamed', match: { source: 'canary', severity: ['high', 'critical'] } });
+  it("PATCH → 200 the rule; at least one field; action checked against the rule's kind; kind cannot change (api.md PATCH)", async () => {
+    const res = await req('PATCH', `/api/v1/triage/rules/${mine.id}`, tok.A.rw, {
+      name: 'renamed',
+      match: { source: 'canary', severity: ['high', 'critical'] },
+    });
     expect(res.status, res.text).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(RULE_KEYS);
-    expect(res.body).toMatchObject({ id: mine.id, name: 'renamed', kind: 'suppress', match: { source: 'canary', severity: ['high', 'critical'] }, enabled: true, built_in: false });
+    expect(res.body).toMatchObject({
+      id: mine.id,
+      name: 'renamed',
+      kind: 'suppress',
+      match: { source: 'canary', severity: ['high', 'critical'] },
+      enabled: true,
+      built_in: false,
+    });
     mine = res.body;
     expect((await rules(tok.A.ro)).find((r) => r.id === mine.id)).toEqual(mine);
     for (const body of [{}, { action: { open_incident: true } }, { match: { nope: 1 } }, { kind: 'route' }]) {
@@ -180,7 +214,9 @@ describe('triage rules: writes, codes and shapes', () => {
 
   it('404 for an unknown id and for another tenant\'s rule, on PATCH and DELETE; the other rule is untouched (api.md: "An unknown id, or another tenant\'s rule, is 404.")', async () => {
     for (const id of [randomUUID(), 'no-such-rule', bRule.id]) {
-      const p = await req('PATCH', `/api/v1/triage/rules/${encodeURIComponent(id)}`, tok.A.rw, { enabled: false });
+      const p = await req('PATCH', `/api/v1/triage/rules/${encodeURIComponent(id)}`, tok.A.rw, {
+        enabled: false,
+      });
       expect(p.status, `PATCH ${id}: ${p.text}`).toBe(404);
       const d = await req('DELETE', `/api/v1/triage/rules/${encodeURIComponent(id)}`, tok.A.rw);
       expect(d.status, `DELETE ${id}: ${d.text}`).toBe(404);
@@ -203,7 +239,9 @@ describe('triage rules: writes, codes and shapes', () => {
 
   it('audit log records triage_rule.created/updated/deleted with the rule id (api.md: "Audit-logged (triage_rule.created)" …)', async () => {
     const r = await newRule(tok.A.rw, { name: 'audited', kind: 'suppress', match: { source: 'audited' } });
-    expect((await req('PATCH', `/api/v1/triage/rules/${r.id}`, tok.A.rw, { enabled: false })).status).toBe(200);
+    expect((await req('PATCH', `/api/v1/triage/rules/${r.id}`, tok.A.rw, { enabled: false })).status).toBe(
+      200,
+    );
     expect((await req('DELETE', `/api/v1/triage/rules/${r.id}`, tok.A.rw)).status).toBe(204);
     const res = await req('GET', '/api/v1/audit?limit=500', tok.A.ro);
     expect(res.status, res.text).toBe(200);
@@ -222,7 +260,9 @@ describe('triage rules: writes, codes and shapes', () => {
     expect(d.text).toBe('');
     expect((await rules(tok.A.ro)).map((x) => x.id)).not.toContain(r.id);
     expect((await req('DELETE', `/api/v1/triage/rules/${r.id}`, tok.A.rw)).status).toBe(404);
-    expect((await req('PATCH', `/api/v1/triage/rules/${r.id}`, tok.A.rw, { enabled: true })).status).toBe(404);
+    expect((await req('PATCH', `/api/v1/triage/rules/${r.id}`, tok.A.rw, { enabled: true })).status).toBe(
+      404,
+    );
   });
 });
 
@@ -232,10 +272,20 @@ describe('triage rules: effects on POST /triage/alerts (tenant G)', () => {
     const src = `canary-${tag()}`;
     const rule = await newRule(g.rw, { name: 'canary', kind: 'suppress', match: { source: src } });
     const ov0 = await overview(g.ro);
-    const hit = await postOne(g.rw, { title: 'canary down', severity: 'critical', source: src, fingerprint: `s1-${tag()}` });
+    const hit = await postOne(g.rw, {
+      title: 'canary down',
+      severity: 'critical',
+      source: src,
+      fingerprint: `s1-${tag()}`,
+    });
     expect(hit.action).toBe('suppressed');
     expect(hit.incident_id).toBeNull();
-    const miss = await postOne(g.rw, { title: 'real down', severity: 'critical', source: `other-${tag()}`, fingerprint: `s2-${tag()}` });
+    const miss = await postOne(g.rw, {
+      title: 'real down',
+      severity: 'critical',
+      source: `other-${tag()}`,
+      fingerprint: `s2-${tag()}`,
+    });
     expect(miss.action).not.toBe('suppressed');
     const ov1 = await overview(g.ro);
     expect(ov1.pipeline.suppressed - ov0.pipeline.suppressed).toBe(1);
@@ -243,27 +293,61 @@ describe('triage rules: effects on POST /triage/alerts (tenant G)', () => {
     const listed = (await events(g.ro)).find((e) => e.id === hit.id);
     expect(listed?.action).toBe('suppressed');
 
-    expect((await req('PATCH', `/api/v1/triage/rules/${rule.id}`, g.rw, { enabled: false })).body.enabled).toBe(false);
-    const off = await postOne(g.rw, { title: 'canary down again', severity: 'critical', source: src, fingerprint: `s3-${tag()}` });
+    expect(
+      (await req('PATCH', `/api/v1/triage/rules/${rule.id}`, g.rw, { enabled: false })).body.enabled,
+    ).toBe(false);
+    const off = await postOne(g.rw, {
+      title: 'canary down again',
+      severity: 'critical',
+      source: src,
+      fingerprint: `s3-${tag()}`,
+    });
     expect(off.action).not.toBe('suppressed');
     expect((await overview(g.ro)).pipeline.suppressed).toBe(ov1.pipeline.suppressed);
 
-    expect((await req('PATCH', `/api/v1/triage/rules/${rule.id}`, g.rw, { enabled: true })).body.enabled).toBe(true);
-    const on = await postOne(g.rw, { title: 'canary down 3', severity: 'high', source: src, fingerprint: `s4-${tag()}` });
+    expect(
+      (await req('PATCH', `/api/v1/triage/rules/${rule.id}`, g.rw, { enabled: true })).body.enabled,
+    ).toBe(true);
+    const on = await postOne(g.rw, {
+      title: 'canary down 3',
+      severity: 'high',
+      source: src,
+      fingerprint: `s4-${tag()}`,
+    });
     expect(on.action).toBe('suppressed');
 
     expect((await req('DELETE', `/api/v1/triage/rules/${rule.id}`, g.rw)).status).toBe(204);
-    const gone = await postOne(g.rw, { title: 'canary down 4', severity: 'high', source: src, fingerprint: `s5-${tag()}` });
+    const gone = await postOne(g.rw, {
+      title: 'canary down 4',
+      severity: 'high',
+      source: src,
+      fingerprint: `s5-${tag()}`,
+    });
     expect(gone.action).not.toBe('suppressed');
   }, 120_000);
 
   it('suppress {suppress:false} overrides the built-in suppress-info for matching alerts (api.md table: "false: not suppressed (overrides a built-in suppress rule)")', async () => {
     const g = tok.G;
     const src = `info-${tag()}`;
-    const plain = await postOne(g.rw, { title: 'fyi', severity: 'info', source: `x-${tag()}`, fingerprint: `i1-${tag()}` });
+    const plain = await postOne(g.rw, {
+      title: 'fyi',
+      severity: 'info',
+      source: `x-${tag()}`,
+      fingerprint: `i1-${tag()}`,
+    });
     expect(plain.action).toBe('suppressed');
-    const rule = await newRule(g.rw, { name: 'keep info', kind: 'suppress', match: { source: src }, action: { suppress: false } });
-    const kept = await postOne(g.rw, { title: 'fyi kept', severity: 'info', source: src, fingerprint: `i2-${tag()}` });
+    const rule = await newRule(g.rw, {
+      name: 'keep info',
+      kind: 'suppress',
+      match: { source: src },
+      action: { suppress: false },
+    });
+    const kept = await postOne(g.rw, {
+      title: 'fyi kept',
+      severity: 'info',
+      source: src,
+      fingerprint: `i2-${tag()}`,
+    });
     expect(kept.action).not.toBe('suppressed');
     await req('DELETE', `/api/v1/triage/rules/${rule.id}`, g.rw);
   }, 60_000);
@@ -272,14 +356,39 @@ describe('triage rules: effects on POST /triage/alerts (tenant G)', () => {
     const g = tok.G;
     const quiet = `quiet-${tag()}`;
     const sev4 = `sev4-${tag()}`;
-    const base1 = await postOne(g.rw, { title: `baseline crit ${tag()}`, severity: 'critical', source: `base-${tag()}`, fingerprint: `r0-${tag()}` });
+    const base1 = await postOne(g.rw, {
+      title: `baseline crit ${tag()}`,
+      severity: 'critical',
+      source: `base-${tag()}`,
+      fingerprint: `r0-${tag()}`,
+    });
     expect(base1.action).toBe('incident_opened');
-    const r1 = await newRule(g.rw, { name: 'quiet', kind: 'route', match: { source: quiet }, action: { open_incident: false } });
-    const r2 = await newRule(g.rw, { name: 'sev4', kind: 'route', match: { source: sev4 }, action: { open_incident: true, severity: 'SEV4' } });
-    const q = await postOne(g.rw, { title: `quiet crit ${tag()}`, severity: 'critical', source: quiet, fingerprint: `r1-${tag()}` });
+    const r1 = await newRule(g.rw, {
+      name: 'quiet',
+      kind: 'route',
+      match: { source: quiet },
+      action: { open_incident: false },
+    });
+    const r2 = await newRule(g.rw, {
+      name: 'sev4',
+      kind: 'route',
+      match: { source: sev4 },
+      action: { open_incident: true, severity: 'SEV4' },
+    });
+    const q = await postOne(g.rw, {
+      title: `quiet crit ${tag()}`,
+      severity: 'critical',
+      source: quiet,
+      fingerprint: `r1-${tag()}`,
+    });
     expect(q.action).toBe('new');
     expect(q.incident_id).toBeNull();
-    const s = await postOne(g.rw, { title: `sev4 high ${tag()}`, severity: 'high', source: sev4, fingerprint: `r2-${tag()}` });
+    const s = await postOne(g.rw, {
+      title: `sev4 high ${tag()}`,
+      severity: 'high',
+      source: sev4,
+      fingerprint: `r2-${tag()}`,
+    });
     expect(s.action).toBe('incident_opened');
     const inc = await req('GET', `/api/v1/incidents/${s.incident_id}`, g.ro);
     expect(inc.status, inc.text).toBe(200);
@@ -288,7 +397,12 @@ describe('triage rules: effects on POST /triage/alerts (tenant G)', () => {
     expect(i.source).toBe('triage');
     // disabled: the built-in route decides again
     await req('PATCH', `/api/v1/triage/rules/${r1.id}`, g.rw, { enabled: false });
-    const q2 = await postOne(g.rw, { title: `quiet crit 2 ${tag()}`, severity: 'critical', source: quiet, fingerprint: `r3-${tag()}` });
+    const q2 = await postOne(g.rw, {
+      title: `quiet crit 2 ${tag()}`,
+      severity: 'critical',
+      source: quiet,
+      fingerprint: `r3-${tag()}`,
+    });
     expect(q2.action).toBe('incident_opened');
     await req('DELETE', `/api/v1/triage/rules/${r1.id}`, g.rw);
     await req('DELETE', `/api/v1/triage/rules/${r2.id}`, g.rw);
@@ -301,7 +415,9 @@ describe('POST /triage/alerts under concurrency', () => {
     const k = tag();
     const fps = Array.from({ length: 50 }, (_, i) => `c-${k}-${i}`);
     const answers = await Promise.all(
-      fps.map((fp, i) => post(c.rw, { title: `distinct ${k} ${i}`, severity: 'medium', source: 'bb', fingerprint: fp })),
+      fps.map((fp, i) =>
+        post(c.rw, { title: `distinct ${k} ${i}`, severity: 'medium', source: 'bb', fingerprint: fp }),
+      ),
     );
     for (const r of answers) {
       expect(r.status, r.text).toBe(202);
@@ -322,11 +438,16 @@ describe('POST /triage/alerts under concurrency', () => {
     expect((await overview(c.ro)).pipeline.received).toBe(50);
   }, 120_000);
 
-  it('50 concurrent batches of 3 (tenant C): each answer\'s events are its own alerts, in the order sent (api.md group commit)', async () => {
+  it("50 concurrent batches of 3 (tenant C): each answer's events are its own alerts, in the order sent (api.md group commit)", async () => {
     const c = tok.C;
     const k = tag();
     const batches = Array.from({ length: 50 }, (_, i) =>
-      [2, 0, 1].map((j) => ({ title: `b ${k} ${i}.${j}`, severity: 'low', source: 'bb', fingerprint: `cb-${k}-${i}-${j}` })),
+      [2, 0, 1].map((j) => ({
+        title: `b ${k} ${i}.${j}`,
+        severity: 'low',
+        source: 'bb',
+        fingerprint: `cb-${k}-${i}-${j}`,
+      })),
     );
     const answers = await Promise.all(batches.map((b, i) => post(c.rw, i % 2 ? { alerts: b } : b)));
     const ev = await events(c.ro);
@@ -335,7 +456,10 @@ describe('POST /triage/alerts under concurrency', () => {
       expect(r.status, r.text).toBe(202);
       expect(r.body.accepted).toBe(3);
       expect(r.body.pending).toBe(false);
-      expect(r.body.events.map((e: any) => byId.get(e.id)?.fingerprint), `answer ${i}`).toEqual(batches[i].map((a) => a.fingerprint));
+      expect(
+        r.body.events.map((e: any) => byId.get(e.id)?.fingerprint),
+        `answer ${i}`,
+      ).toEqual(batches[i]!.map((a) => a.fingerprint));
     });
     expect((await overview(c.ro)).pipeline.received).toBe(200);
   }, 120_000);
@@ -344,7 +468,9 @@ describe('POST /triage/alerts under concurrency', () => {
     const d = tok.D;
     const fp = `same-${tag()}`;
     const answers = await Promise.all(
-      Array.from({ length: 50 }, () => post(d.rw, { title: 'Checkout 5xx', severity: 'high', source: 'bb', fingerprint: fp })),
+      Array.from({ length: 50 }, () =>
+        post(d.rw, { title: 'Checkout 5xx', severity: 'high', source: 'bb', fingerprint: fp }),
+      ),
     );
     for (const r of answers) {
       expect(r.status, r.text).toBe(202);
@@ -363,17 +489,22 @@ describe('POST /triage/alerts under concurrency', () => {
     expect(list.filter((i: any) => i.source === 'triage')).toHaveLength(1);
   }, 120_000);
 
-  it('two tenants posting concurrently (E, F, even with the same fingerprints) never see each other\'s events or incidents (api.md tenant isolation)', async () => {
+  it("two tenants posting concurrently (E, F, even with the same fingerprints) never see each other's events or incidents (api.md tenant isolation)", async () => {
     const k = tag();
-    const mk = (n: number) => ({ title: `iso ${k} ${n}`, severity: 'critical', source: 'bb', fingerprint: `iso-${k}-${n % 5}` });
-    const jobs: Promise<any>[] = [];
+    const mk = (n: number) => ({
+      title: `iso ${k} ${n}`,
+      severity: 'critical',
+      source: 'bb',
+      fingerprint: `iso-${k}-${n % 5}`,
+    });
+    const jobs: Promise<{ who: 'E' | 'F'; r: any }>[] = [];
     for (let i = 0; i < 25; i++) {
-      jobs.push(post(tok.E.rw, mk(i)).then((r) => ({ who: 'E', r })));
-      jobs.push(post(tok.F.rw, mk(i)).then((r) => ({ who: 'F', r })));
+      jobs.push(post(tok.E.rw, mk(i)).then((r) => ({ who: 'E' as const, r })));
+      jobs.push(post(tok.F.rw, mk(i)).then((r) => ({ who: 'F' as const, r })));
     }
     const answers = await Promise.all(jobs);
-    const ids: Record<string, Set<number>> = { E: new Set(), F: new Set() };
-    const incIds: Record<string, Set<string>> = { E: new Set(), F: new Set() };
+    const ids: Record<'E' | 'F', Set<number>> = { E: new Set(), F: new Set() };
+    const incIds: Record<'E' | 'F', Set<string>> = { E: new Set(), F: new Set() };
     for (const { who, r } of answers) {
       expect(r.status, r.text).toBe(202);
       expect(r.body.pending).toBe(false);
@@ -381,7 +512,10 @@ describe('POST /triage/alerts under concurrency', () => {
       ids[who].add(r.body.events[0].id);
       if (r.body.events[0].incident_id) incIds[who].add(r.body.events[0].incident_id);
     }
-    for (const [me, other] of [['E', 'F'], ['F', 'E']]) {
+    for (const [me, other] of [
+      ['E', 'F'],
+      ['F', 'E'],
+    ] as const) {
       const ev = await events(tok[me].ro);
       expect(ev.filter((e) => ids[other].has(e.id))).toEqual([]);
       expect(new Set(ev.map((e) => e.id))).toEqual(ids[me]);
@@ -390,7 +524,8 @@ describe('POST /triage/alerts under concurrency', () => {
       const incs = await req('GET', '/api/v1/incidents?limit=50', tok[me].ro);
       const list: any[] = incs.body?.incidents ?? incs.body;
       expect(list.filter((i) => incIds[other].has(i.id))).toEqual([]);
-      for (const id of incIds[other]) expect((await req('GET', `/api/v1/incidents/${id}`, tok[me].ro)).status).toBe(404);
+      for (const id of incIds[other])
+        expect((await req('GET', `/api/v1/incidents/${id}`, tok[me].ro)).status).toBe(404);
     }
     expect(incIds.E.size).toBe(5);
     expect(incIds.F.size).toBe(5);
@@ -398,7 +533,7 @@ describe('POST /triage/alerts under concurrency', () => {
 });
 
 describe('concurrency: more shapes and sizes', () => {
-  it('a tenant\'s rule never applies to another tenant\'s alerts, even posted concurrently (api.md: GET lists "the tenant\'s own"; rules are per tenant)', async () => {
+  it("a tenant's rule never applies to another tenant's alerts, even posted concurrently (api.md: GET lists \"the tenant's own\"; rules are per tenant)", async () => {
     const k = tag();
     const r = await newRule(tok.E.rw, { name: 'mute all', kind: 'suppress', match: {} });
     const jobs: Promise<any>[] = [];
@@ -422,7 +557,11 @@ describe('concurrency: more shapes and sizes', () => {
     const rs = [
       await newRule(g.rw, { name: 'list', kind: 'suppress', match: { source: [`l1-${k}`, `l2-${k}`] } }),
       await newRule(g.rw, { name: 'title', kind: 'suppress', match: { title_contains: `NoisY-${k}` } }),
-      await newRule(g.rw, { name: 'labels', kind: 'suppress', match: { labels: { team: `t-${k}`, env: 'dev' }, fingerprint: '*' } }),
+      await newRule(g.rw, {
+        name: 'labels',
+        kind: 'suppress',
+        match: { labels: { team: `t-${k}`, env: 'dev' }, fingerprint: '*' },
+      }),
     ];
     const cases: [Record<string, unknown>, boolean][] = [
       [{ title: 'a', source: `l2-${k}` }, true],
@@ -465,12 +604,23 @@ describe('concurrency: more shapes and sizes', () => {
       const am = [0, 1, 2].map((j) => `mix-${k}-am${i}-${j}`);
       sent.push({
         body: {
-          version: '4', status: 'firing', receiver: 'opsi', groupKey: `g${i}`, truncatedAlerts: 0,
-          groupLabels: {}, commonLabels: {}, commonAnnotations: {}, externalURL: 'http://am',
+          version: '4',
+          status: 'firing',
+          receiver: 'opsi',
+          groupKey: `g${i}`,
+          truncatedAlerts: 0,
+          groupLabels: {},
+          commonLabels: {},
+          commonAnnotations: {},
+          externalURL: 'http://am',
           alerts: am.map((fp, j) => ({
-            status: 'firing', labels: { alertname: `A${i}${j}`, severity: 'warning' },
-            annotations: { summary: `am ${i} ${j}` }, startsAt: new Date().toISOString(),
-            endsAt: '0001-01-01T00:00:00Z', generatorURL: 'http://p', fingerprint: fp,
+            status: 'firing',
+            labels: { alertname: `A${i}${j}`, severity: 'warning' },
+            annotations: { summary: `am ${i} ${j}` },
+            startsAt: new Date().toISOString(),
+            endsAt: '0001-01-01T00:00:00Z',
+            generatorURL: 'http://p',
+            fingerprint: fp,
           })),
         },
         fps: am,
@@ -478,17 +628,41 @@ describe('concurrency: more shapes and sizes', () => {
     }
     for (let b = 0; b < 2; b++) {
       const fps = Array.from({ length: 1000 }, (_, i) => `mix-${k}-big${b}-${i % 100}`);
-      sent.push({ body: fps.map((fp, i) => ({ title: `big ${b} ${i}`, severity: 'low', source: 'bb', fingerprint: fp })), fps });
+      sent.push({
+        body: fps.map((fp, i) => ({
+          title: `big ${b} ${i}`,
+          severity: 'low',
+          source: 'bb',
+          fingerprint: fp,
+        })),
+        fps,
+      });
     }
     const sns = {
-      Type: 'Notification', MessageId: randomUUID(), TopicArn: 'arn:aws:sns:us-east-1:123456789012:alarms',
-      Subject: 'ALARM', Timestamp: new Date().toISOString(), SignatureVersion: '1', Signature: 'X',
-      SigningCertURL: 'https://x', UnsubscribeURL: 'https://x',
+      Type: 'Notification',
+      MessageId: randomUUID(),
+      TopicArn: 'arn:aws:sns:us-east-1:123456789012:alarms',
+      Subject: 'ALARM',
+      Timestamp: new Date().toISOString(),
+      SignatureVersion: '1',
+      Signature: 'X',
+      SigningCertURL: 'https://x',
+      UnsubscribeURL: 'https://x',
       Message: JSON.stringify({
-        AlarmName: `mix-${k}-alarm`, AlarmDescription: 'latency', AWSAccountId: '123456789012', NewStateValue: 'ALARM',
-        NewStateReason: 'Threshold Crossed', StateChangeTime: new Date().toISOString(), Region: 'US East (N. Virginia)',
-        AlarmArn: `arn:aws:cloudwatch:us-east-1:123456789012:alarm:mix-${k}-alarm`, OldStateValue: 'OK',
-        Trigger: { MetricName: 'Latency', Namespace: 'AWS/ELB', Dimensions: [{ name: 'LoadBalancer', value: `lb-${k}` }] },
+        AlarmName: `mix-${k}-alarm`,
+        AlarmDescription: 'latency',
+        AWSAccountId: '123456789012',
+        NewStateValue: 'ALARM',
+        NewStateReason: 'Threshold Crossed',
+        StateChangeTime: new Date().toISOString(),
+        Region: 'US East (N. Virginia)',
+        AlarmArn: `arn:aws:cloudwatch:us-east-1:123456789012:alarm:mix-${k}-alarm`,
+        OldStateValue: 'OK',
+        Trigger: {
+          MetricName: 'Latency',
+          Namespace: 'AWS/ELB',
+          Dimensions: [{ name: 'LoadBalancer', value: `lb-${k}` }],
+        },
       }),
     };
     const answers = await Promise.all([...sent.map((s) => post(rw, s.body)), post(rw, sns)]);
@@ -497,16 +671,19 @@ describe('concurrency: more shapes and sizes', () => {
     expect(snsAns.body.events).toHaveLength(1);
     const res = await req('GET', '/api/v1/triage/events?limit=500', ro);
     expect(res.status).toBe(200);
-        const byId = new Map((res.body.events as any[]).map((e) => [e.id, e]));
+    const byId = new Map((res.body.events as any[]).map((e) => [e.id, e]));
     let total = 1;
     answers.forEach((r, i) => {
       expect(r.status, r.text.slice(0, 300)).toBe(202);
-      expect(r.body.accepted).toBe(sent[i].fps.length);
+      expect(r.body.accepted).toBe(sent[i]!.fps.length);
       expect(r.body.pending, `request ${i}`).toBe(false);
-      expect(r.body.events, `request ${i}`).toHaveLength(sent[i].fps.length);
-      total += sent[i].fps.length;
+      expect(r.body.events, `request ${i}`).toHaveLength(sent[i]!.fps.length);
+      total += sent[i]!.fps.length;
       const ids = r.body.events.map((e: any) => e.id);
-      expect(ids.map((id: number) => byId.get(id)?.fingerprint), `request ${i}`).toEqual(sent[i].fps);
+      expect(
+        ids.map((id: number) => byId.get(id)?.fingerprint),
+        `request ${i}`,
+      ).toEqual(sent[i]!.fps);
     });
     // 10 + 30 + 2×100 + 1 groups; their counts add up to every alert sent
     const evs = res.body.events as any[];
@@ -518,7 +695,13 @@ describe('concurrency: more shapes and sizes', () => {
   it('20 concurrent rule creations: 20 distinct rules listed, the audit chain still verifies (api.md audit chain)', async () => {
     const k = tag();
     const res = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => req('POST', '/api/v1/triage/rules', tok.F.rw, { name: `c ${k} ${i}`, kind: 'suppress', match: { source: `c-${k}-${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        req('POST', '/api/v1/triage/rules', tok.F.rw, {
+          name: `c ${k} ${i}`,
+          kind: 'suppress',
+          match: { source: `c-${k}-${i}` },
+        }),
+      ),
     );
     for (const r of res) expect(r.status, r.text).toBe(201);
     const list = await rules(tok.F.ro);
@@ -534,10 +717,20 @@ describe('concurrency: more shapes and sizes', () => {
   it('rule bodies: a match value out of range and non-boolean enabled are 400 naming the field, nothing stored', async () => {
     const before = await rules(tok.F.ro);
     const bad: [string, string, Record<string, unknown>, string][] = [
-      ['POST', '/api/v1/triage/rules', { name: 'x', kind: 'suppress', match: { severity: 'apocalyptic' } }, 'severity'],
+      [
+        'POST',
+        '/api/v1/triage/rules',
+        { name: 'x', kind: 'suppress', match: { severity: 'apocalyptic' } },
+        'severity',
+      ],
       ['POST', '/api/v1/triage/rules', { name: 'x', kind: 'suppress', match: { status: 'maybe' } }, 'status'],
       ['POST', '/api/v1/triage/rules', { name: 'x', kind: 'suppress', enabled: 'yes' }, 'enabled'],
-      ['POST', '/api/v1/triage/rules', { name: 'x', kind: 'suppress', action: { suppress: 'no' } }, 'suppress'],
+      [
+        'POST',
+        '/api/v1/triage/rules',
+        { name: 'x', kind: 'suppress', action: { suppress: 'no' } },
+        'suppress',
+      ],
       ['PATCH', `/api/v1/triage/rules/${before[0].id}`, { enabled: 'no' }, 'enabled'],
       ['PATCH', `/api/v1/triage/rules/${before[0].id}`, { match: { colour: 1 } }, 'colour'],
     ];
@@ -557,13 +750,17 @@ describe('concurrency: rules taking effect, tokens, resolved', () => {
     const src = `burst-${k}`;
     const r = await newRule(g.rw, { name: 'burst', kind: 'suppress', match: { source: src } });
     const on = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => post(g.rw, { title: `b ${i}`, severity: 'high', source: src, fingerprint: `bon-${k}-${i}` })),
+      Array.from({ length: 30 }, (_, i) =>
+        post(g.rw, { title: `b ${i}`, severity: 'high', source: src, fingerprint: `bon-${k}-${i}` }),
+      ),
     );
     expect(on.map((x) => x.body?.events?.[0]?.action)).toEqual(Array(30).fill('suppressed'));
     const p = await req('PATCH', `/api/v1/triage/rules/${r.id}`, g.rw, { enabled: false });
     expect(p.status, p.text).toBe(200);
     const off = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => post(g.rw, { title: `b ${i}`, severity: 'medium', source: src, fingerprint: `boff-${k}-${i}` })),
+      Array.from({ length: 30 }, (_, i) =>
+        post(g.rw, { title: `b ${i}`, severity: 'medium', source: src, fingerprint: `boff-${k}-${i}` }),
+      ),
     );
     expect(off.filter((x) => x.body?.events?.[0]?.action === 'suppressed')).toHaveLength(0);
     await req('DELETE', `/api/v1/triage/rules/${r.id}`, g.rw);
@@ -574,7 +771,10 @@ describe('concurrency: rules taking effect, tokens, resolved', () => {
     const rw = (await mintTestToken(t, m, 'read_write')).token;
     const ro = (await mintTestToken(t, m, 'read')).token;
     const doomed = await mintTestToken(t, m, 'read_write');
-    expect((await post(doomed.token, { title: 'pre', severity: 'low', source: 'bb', fingerprint: `pre-${tag()}` })).status).toBe(202);
+    expect(
+      (await post(doomed.token, { title: 'pre', severity: 'low', source: 'bb', fingerprint: `pre-${tag()}` }))
+        .status,
+    ).toBe(202);
     const rv = await req('DELETE', `/api/v1/tokens/${doomed.id}`, doomed.token);
     expect(rv.status, rv.text).toBe(204);
     const k = tag();
@@ -582,8 +782,13 @@ describe('concurrency: rules taking effect, tokens, resolved', () => {
     const token = { rw, revoked: doomed.token, ro, unknown: `opsi_${randomBytes(32).toString('base64url')}` };
     const want = { rw: 202, revoked: 401, ro: 403, unknown: 401 };
     const jobs = Array.from({ length: 60 }, (_, i) => {
-      const kind = kinds[i % 4];
-      return post(token[kind], { title: `tok ${i}`, severity: 'low', source: 'bb', fingerprint: `tok-${k}-${i}` }).then((r) => ({ kind, i, r }));
+      const kind = kinds[i % 4]!;
+      return post(token[kind], {
+        title: `tok ${i}`,
+        severity: 'low',
+        source: 'bb',
+        fingerprint: `tok-${k}-${i}`,
+      }).then((r) => ({ kind, i, r }));
     });
     const answers = await Promise.all(jobs);
     for (const { kind, i, r } of answers) expect(r.status, `${kind} #${i}: ${r.text}`).toBe(want[kind]);
@@ -592,14 +797,22 @@ describe('concurrency: rules taking effect, tokens, resolved', () => {
     expect(ev).toHaveLength(15);
   }, 60_000);
 
-  it('a resolved notification for nothing firing is suppressed (builtin:suppress-resolved); concurrent same-fingerprint answers all carry the group\'s incident_id (api.md built-ins; event shape)', async () => {
+  it("a resolved notification for nothing firing is suppressed (builtin:suppress-resolved); concurrent same-fingerprint answers all carry the group's incident_id (api.md built-ins; event shape)", async () => {
     const g = tok.G;
     const k = tag();
-    const e = await postOne(g.rw, { title: `res ${k}`, severity: 'high', source: 'bb', fingerprint: `res-${k}`, status: 'resolved' });
+    const e = await postOne(g.rw, {
+      title: `res ${k}`,
+      severity: 'high',
+      source: 'bb',
+      fingerprint: `res-${k}`,
+      status: 'resolved',
+    });
     expect(e.action).toBe('suppressed');
     const fp = `grp-${k}`;
     const answers = await Promise.all(
-      Array.from({ length: 20 }, () => post(g.rw, { title: `grp ${k}`, severity: 'critical', source: 'bb', fingerprint: fp })),
+      Array.from({ length: 20 }, () =>
+        post(g.rw, { title: `grp ${k}`, severity: 'critical', source: 'bb', fingerprint: fp }),
+      ),
     );
     const ev = (await events(g.ro)).filter((x) => x.fingerprint === fp);
     expect(ev).toHaveLength(1);
@@ -620,7 +833,12 @@ describe('POST /triage/alerts: bad bodies (tenant C)', () => {
     const c = tok.C;
     const before = await events(c.ro);
     const ov0 = await overview(c.ro);
-    const ok = (n: number) => ({ title: `over ${n}`, severity: 'medium', source: 'bb', fingerprint: `over-${n}` });
+    const ok = (n: number) => ({
+      title: `over ${n}`,
+      severity: 'medium',
+      source: 'bb',
+      fingerprint: `over-${n}`,
+    });
     const bad: [string, unknown][] = [
       ['object of no shape', { hello: 'world' }],
       ['empty array', []],
@@ -645,7 +863,15 @@ describe('POST /triage/alerts: bad bodies (tenant C)', () => {
 
   it('a batch of exactly 1000 is accepted (api.md: "at most 1000")', async () => {
     const k = tag();
-    const res = await post(tok.C.rw, Array.from({ length: 1000 }, (_, i) => ({ title: `k ${k} ${i}`, severity: 'low', source: 'bb', fingerprint: `k-${k}-${i % 100}` })));
+    const res = await post(
+      tok.C.rw,
+      Array.from({ length: 1000 }, (_, i) => ({
+        title: `k ${k} ${i}`,
+        severity: 'low',
+        source: 'bb',
+        fingerprint: `k-${k}-${i % 100}`,
+      })),
+    );
     expect(res.status, res.text.slice(0, 300)).toBe(202);
     expect(res.body.accepted).toBe(1000);
     if (!res.body.pending) expect(res.body.events).toHaveLength(1000);
@@ -653,7 +879,12 @@ describe('POST /triage/alerts: bad bodies (tenant C)', () => {
 
   it('a read token is 403 on POST /triage/alerts and nothing is stored', async () => {
     const before = await events(tok.C.ro);
-    const r = await post(tok.C.ro, { title: 'ro', severity: 'critical', source: 'bb', fingerprint: `ro-${tag()}` });
+    const r = await post(tok.C.ro, {
+      title: 'ro',
+      severity: 'critical',
+      source: 'bb',
+      fingerprint: `ro-${tag()}`,
+    });
     expect(r.status, r.text).toBe(403);
     expect((await events(tok.C.ro)).map((e) => [e.id, e.count])).toEqual(before.map((e) => [e.id, e.count]));
   });
@@ -669,7 +900,10 @@ describe('pending: no triage worker (own API process)', () => {
       const k = tag();
       const answers = await Promise.all(
         Array.from({ length: 10 }, (_, i) =>
-          call(lone.base, 'POST', '/api/v1/triage/alerts', { token: rw, body: { title: `p ${i}`, severity: 'medium', source: 'bb', fingerprint: `p-${k}-${i % 5}` } }),
+          call(lone.base, 'POST', '/api/v1/triage/alerts', {
+            token: rw,
+            body: { title: `p ${i}`, severity: 'medium', source: 'bb', fingerprint: `p-${k}-${i % 5}` },
+          }),
         ),
       );
       for (const r of answers) {

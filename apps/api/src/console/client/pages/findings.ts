@@ -100,7 +100,11 @@ export const findingsPage: Page = async (ctx, el, params) => {
             h('td', { class: 'num' }, String(f.resource_count)),
             h('td', { class: 'num' }, f.savings ? money(f.savings) : '—'),
             h('td', {}, when(f.detected_at)),
-            h('td', {}, ctx.canWrite ? statusSelect(f.id, f.status, slot) : pill(f.status)),
+            h(
+              'td',
+              {},
+              ctx.canWrite ? statusSelect(f.id, f.status, slot, `Status of ${f.title}`) : pill(f.status),
+            ),
           ),
         ),
       ),
@@ -108,10 +112,11 @@ export const findingsPage: Page = async (ctx, el, params) => {
   );
 };
 
-function statusSelect(id: string, status: string, slot: HTMLElement) {
+/** A finding's status control; `label` names the finding in a list, where every row has one. */
+function statusSelect(id: string, status: string, slot: HTMLElement, label = 'Status') {
   const sel = h(
     'select',
-    { 'aria-label': 'Status', 'data-status-of': id },
+    { 'aria-label': label, 'data-status-of': id },
     (STATUSES.includes(status as never) ? STATUSES : [status, ...STATUSES]).map((s) =>
       h('option', { value: s, selected: s === status, disabled: s === 'confirmed' }, s),
     ),
@@ -292,7 +297,7 @@ export const findingPage: Page = async (ctx, el, params) => {
       h(
         'ol',
         { class: 'steps', 'data-list': 'evidence' },
-        audit.steps.map((step) => evidenceStep(id, step)),
+        audit.steps.map((step) => evidenceStep(id, step, ctx.canWrite)),
       ),
     ),
   );
@@ -323,11 +328,12 @@ export const findingPage: Page = async (ctx, el, params) => {
   );
 };
 
-function evidenceStep(findingId: string, step: AuditStepT) {
+/** One step of the evidence trail; a viewer (who may not re-run: the re-run is a POST of /api/pulse) gets no Run again. */
+function evidenceStep(findingId: string, step: AuditStepT, canWrite: boolean) {
   const live = h('div', { class: 'live', 'aria-live': 'polite' });
   const slot = errorSlot();
   let button: HTMLButtonElement | null = null;
-  if (step.rerunnable) {
+  if (step.rerunnable && canWrite) {
     button = h(
       'button',
       { type: 'button', class: 'secondary small', 'data-rerun': String(step.seq) },
@@ -373,11 +379,21 @@ function evidenceStep(findingId: string, step: AuditStepT) {
       button,
     ),
     step.query_sql
-      ? h('details', {}, h('summary', {}, 'The exact query'), h('pre', { class: 'sql' }, step.query_sql))
+      ? h(
+          'details',
+          { 'aria-label': `The exact query of step ${step.seq}` },
+          h('summary', {}, 'The exact query'),
+          h('pre', { class: 'sql' }, step.query_sql),
+        )
       : null,
     step.error_message ? h('p', { class: 'error' }, step.error_message) : null,
     Array.isArray(step.result_preview) && step.result_preview.length
-      ? h('details', {}, h('summary', {}, 'Recorded result'), rowsTable(step.result_preview))
+      ? h(
+          'details',
+          { 'aria-label': `Recorded result of step ${step.seq}` },
+          h('summary', {}, 'Recorded result'),
+          rowsTable(step.result_preview),
+        )
       : null,
     slot,
     live,
