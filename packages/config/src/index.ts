@@ -80,6 +80,12 @@ export const EnvSchema = z.object({
   TRIAGE_CORRELATION_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(120),
   /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
   TRIAGE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  /**
+   * Backpressure: how many jobs of one tenant may wait in one queue (agent turns, scans, triage batches)
+   * before a request that would add one answers 503 with Retry-After. Protects the service's Redis, not a
+   * quota (the agent budget is the only rate limit). 0: no bound. 5,000 waiting jobs take a few MB.
+   */
+  QUEUE_TENANT_BACKLOG_MAX: z.coerce.number().int().min(0).max(1_000_000).default(5_000),
   /** How long SIGTERM waits for active jobs before handing them back (they resume elsewhere). */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   /** BullMQ job lock: renewed every half; a dead worker's job is taken over after about this long. */

@@ -70,13 +70,15 @@ export const postTriageAlerts = defineRoute({
   responses: { 202: TriageAlertsAccepted },
   errors: [400, 413, 415, 503],
   handler: async ({ deps, auth, body }) => {
+    // Backpressure before anything is stored: 503 when the tenant's triage backlog is at its bound.
+    const place = await deps.runs.producer.admit('triage', auth.tenant.id);
     const { batchId, accepted } = await acceptAlerts(deps.db, auth.tenant.id, body);
     const events = await deps.runs.triageEvents();
     const job = await deps.runs.producer.enqueue(
       'triage',
       'alerts',
       { tenant_id: auth.tenant.id, batch_id: batchId },
-      { jobId: batchId },
+      { jobId: batchId, priority: place.priority },
     );
     let pending = false;
     let result: { decisions?: TriageDecision[] } | undefined;
