@@ -83,7 +83,7 @@ export const EnvSchema = z.object({
   /**
    * Backpressure: how many jobs of one tenant may wait in one queue (agent turns, scans, triage batches)
    * before a request that would add one answers 503 with Retry-After. Protects the service's Redis, not a
-   * quota (the agent budget is the only rate limit). 0: no bound. 5,000 waiting jobs take a few MB.
+   * quota (the agent budget is the only rate limit). 0: no bound. 5,000 waiting turns take about 6 MB.
    */
   QUEUE_TENANT_BACKLOG_MAX: z.coerce.number().int().min(0).max(1_000_000).default(5_000),
   /** How long SIGTERM waits for active jobs before handing them back (they resume elsewhere). */
