@@ -4,7 +4,7 @@ import { createLogger } from '@opsi/logger';
 import { createRedis } from '@opsi/redis';
 import { testRedisUrl } from '@opsi/test-support';
 import { startDrillRedis, until, type DrillRedis } from '../../../test/support/drills';
-import { BacklogFull, isRedisOutOfMemory, PRIORITY_MAX } from './fairness';
+import { BacklogFull, fairKey, isRedisOutOfMemory, PRIORITY_MAX } from './fairness';
 import { JobProducer } from './producer';
 import { createQueueWorker } from './worker-factory';
 
@@ -99,6 +99,25 @@ describe('fair queuing between tenants', () => {
     expect(lastC).toBeLessThan(17);
     // B, which queued 50 behind A's 50, is interleaved with A from the start, not after A's last.
     expect(seenTenants.indexOf(b)).toBeLessThan(3);
+  });
+
+  it('the clock starts again once nothing waits and it has run far; priorities stay within BullMQ’s limit', async () => {
+    const { producer, command, turn } = setup();
+    const a = randomUUID();
+    const queue = producer.queue('agent');
+    await command.hset(fairKey(queue), 'v', 2 ** 20 + 5, `t:${a}`, 2 ** 20 + 9);
+    const first = await producer.enqueue('agent', 'turn', turn(a));
+    expect(first.opts.priority).toBe(1);
+    expect(await command.hget(fairKey(queue), `t:${a}`)).toBe('1');
+
+    // Near the top: the head waits at PRIORITY_MAX - 2 and the tenant's last place is PRIORITY_MAX - 1.
+    await first.remove();
+    await producer.enqueue('agent', 'turn', turn(randomUUID()), { priority: PRIORITY_MAX - 2 });
+    await command.hset(fairKey(queue), `t:${a}`, PRIORITY_MAX - 1);
+    const top = await producer.enqueue('agent', 'turn', turn(a));
+    const clamped = await producer.enqueue('agent', 'turn', turn(a));
+    expect([top.opts.priority, clamped.opts.priority]).toEqual([PRIORITY_MAX, PRIORITY_MAX]);
+    expect(await queue.getJobCounts('prioritized')).toEqual({ prioritized: 3 });
   });
 
   it('jobs without a tenant, and jobs given a priority, are enqueued as asked', async () => {

@@ -37,16 +37,15 @@ if head[2] then
   if last >= v then backlog = last - v + 1 else last = v end
 else
   -- Nothing waits: no tenant has a backlog. Start the clock again once it has run far.
-  if v >= tonumber(ARGV[5]) then
+  if v >= tonumber(ARGV[4]) then
     redis.call('DEL', KEYS[2])
     v = 0
   end
   last = v
 end
 if limit > 0 and backlog >= limit then return {-1, backlog} end
-if ARGV[3] == 'check' then return {0, backlog} end
 local p = last + 1
-if p > tonumber(ARGV[4]) then p = tonumber(ARGV[4]) end
+if p > tonumber(ARGV[3]) then p = tonumber(ARGV[3]) end
 redis.call('HSET', KEYS[2], 'v', v, field, p)
 return {p, backlog}
 `;
@@ -70,7 +69,6 @@ type FairRedis = Redis & {
     fairKey: string,
     tenantId: string,
     limit: number,
-    mode: 'reserve' | 'check',
     max: number,
     rebaseAt: number,
   ): Promise<[number, number]>;
@@ -88,15 +86,15 @@ export function fairKey(queue: Queue): string {
 }
 
 /**
- * Gives the next job of `tenantId` on `queue` (whose connection is `redis`) its priority, or throws BacklogFull when `limit` (> 0)
- * jobs of the tenant already wait. With `check`, only answers the tenant's backlog (or throws).
+ * Gives the next job of `tenantId` on `queue` (whose connection is `redis`) its priority, and answers
+ * the tenant's backlog before it; throws BacklogFull instead when `limit` (> 0) jobs of the tenant
+ * already wait.
  */
 export async function fairSlot(
   redis: Redis,
   queue: Queue,
   tenantId: string,
   limit: number,
-  mode: 'reserve' | 'check' = 'reserve',
 ): Promise<{ priority: number; backlog: number }> {
   // `redis` is the queue's own (shared) connection: wait until it is ready, as the queue itself does (a
   // producer connection has no offline queue).
@@ -106,7 +104,6 @@ export async function fairSlot(
     fairKey(queue),
     tenantId,
     limit,
-    mode,
     PRIORITY_MAX,
     REBASE_AT,
   );
