@@ -23,7 +23,7 @@ let api: RunningApi;
 
 beforeAll(async () => {
   t = await createTestContext();
-  api = await startTestApi(t, { QUEUE_TENANT_BACKLOG_MAX: 2 });
+  api = await startTestApi(t, { QUEUE_TENANT_BACKLOG_MAX: 2, TRIAGE_WAIT_MS: 50 });
 });
 afterAll(async () => {
   await api?.close();
@@ -90,6 +90,38 @@ describe('a tenant whose agent backlog is full', () => {
     // Tenant B was never affected.
     expect((await stream(api.url, tokenB)).status).toBe(200);
     expect(await runs(b.tenant.id)).toBe(1);
+  });
+});
+
+describe('a tenant whose triage backlog is full', () => {
+  it('gets 503 {detail} with Retry-After on POST /api/v1/triage/alerts; nothing is stored; other tenants go on', async () => {
+    const a = await createTenantWithUser(t);
+    const b = await createTenantWithUser(t);
+    const tokenA = (await mintTestToken(t, a, 'read_write')).token;
+    const tokenB = (await mintTestToken(t, b, 'read_write')).token;
+    const post = (token: string, i: number) =>
+      fetch(`${api.url}/api/v1/triage/alerts`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          title: `alert ${i}`,
+          severity: 'high',
+          source: 'test',
+          fingerprint: `fp-${i}`,
+        }),
+      });
+    const inbox = async (tenantId: string) =>
+      (await t.db.selectFrom('triage_inbox').select('id').where('tenant_id', '=', tenantId).execute()).length;
+    // One at a time, so each is its own batch (and job): no worker takes them.
+    expect((await post(tokenA, 1)).status).toBe(202);
+    expect((await post(tokenA, 2)).status).toBe(202);
+    const refused = await post(tokenA, 3);
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('10');
+    expect(((await refused.json()) as { detail: string }).detail).toMatch(/2 jobs in the triage queue/);
+    expect(await inbox(a.tenant.id)).toBe(2);
+    expect((await post(tokenB, 1)).status).toBe(202);
+    expect(await inbox(b.tenant.id)).toBe(1);
   });
 });
 
