@@ -81,6 +81,12 @@ export const EnvSchema = z.object({
   /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
   TRIAGE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   /**
+   * Backpressure: how many jobs of one tenant may wait in one queue (agent turns, scans, triage batches)
+   * before a request that would add one answers 503 with Retry-After. Protects the service's Redis, not a
+   * quota (the agent budget is the only rate limit). 0: no bound. 5,000 waiting turns take about 6 MB.
+   */
+  QUEUE_TENANT_BACKLOG_MAX: z.coerce.number().int().min(0).max(1_000_000).default(5_000),
+  /**
    * Triage intake group commit: concurrent POST /api/v1/triage/alerts of one tenant go into the inbox as
    * one insert and one job of at most this many alerts, with at most TRIAGE_BATCH_IN_FLIGHT such
    * batches per tenant awaiting their decision at once (more requests wait and coalesce).

@@ -47,8 +47,10 @@ export function cancelChannel(redisPrefix: string) {
 }
 
 /**
- * Validates an agent turn, spends one unit of the caller's daily budget, records the run and its prompt,
- * and enqueues it. Every refusal (400, 404, 429) happens before anything is written or spent.
+ * Validates an agent turn, spends one unit of the caller's daily budget, admits it to the agent queue
+ * (its fair place among the tenants' waiting turns; BacklogFull, a 503, when the tenant's backlog is at
+ * its bound, which gives the unit back), records the run and its prompt, and enqueues it. Every refusal
+ * (400, 404, 429, 503 for a full backlog) happens before anything is written or spent.
  */
 export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunInput) {
   // A token's budget is its own; a browser session (the console) spends its user's, per user and day.
@@ -75,6 +77,14 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       `Daily agent budget of ${auth.tenant.daily_agent_budget} runs for this ${auth.kind === 'token' ? 'token' : 'user'} is used up; it renews at 00:00 UTC.`,
       decision.retryAfterSeconds,
     );
+  }
+  let place: { priority: number };
+  try {
+    // After the budget, so a refused request (429) takes no place in the queue.
+    place = await deps.producer.admit('agent', auth.tenant.id);
+  } catch (e) {
+    await deps.budget.refund(auth.token.id).catch(() => undefined);
+    throw e;
   }
   let run: { id: string; session_id: string };
   try {
@@ -114,7 +124,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       'agent',
       'turn',
       { run_id: run.id, tenant_id: auth.tenant.id },
-      { jobId: run.id },
+      { jobId: run.id, priority: place.priority },
     );
   } catch (e) {
     await deps.budget.refund(budgetKey).catch(() => undefined);
@@ -132,7 +142,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
         detail: 'The run could not be queued.',
       },
     );
-    throw new ServiceUnavailable(`The agent queue is unavailable: ${(e as Error).message}`);
+    throw new ServiceUnavailable(`The agent queue is unavailable: ${(e as Error).message}`, 10);
   }
   return { runId: run.id, sessionId: run.session_id };
 }
