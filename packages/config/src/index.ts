@@ -79,7 +79,7 @@ export const EnvSchema = z.object({
   /** Triage: an alert joins an open incident on the same or a connected resource alerted within this window. */
   TRIAGE_CORRELATION_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(120),
   /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
-  TRIAGE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  TRIAGE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(10_000),
   /**
    * Backpressure: how many jobs of one tenant may wait in one queue (agent turns, scans, triage batches)
    * before a request that would add one answers 503 with Retry-After. Protects the service's Redis, not a

@@ -83,7 +83,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
     // After the budget, so a refused request (429) takes no place in the queue.
     place = await deps.producer.admit('agent', auth.tenant.id);
   } catch (e) {
-    await deps.budget.refund(auth.token.id).catch(() => undefined);
+    await deps.budget.refund(budgetKey).catch(() => undefined);
     throw e;
   }
   let run: { id: string; session_id: string };
