@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
   BuiltinEngine,
   checkGrounding,
+  extractClaims,
   createEngine,
   type AgentEngine,
   type AgentTool,
@@ -12,22 +13,29 @@ import {
 } from '@opsi/agent';
 import { loadConfig } from '@opsi/config';
 import { buildAgentTools, listLearnings } from '@opsi/core';
-import { DETECTORS, runDetectors } from '@opsi/detectors';
 import {
   createTenantWithUser,
   createTestContext,
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { syncDemo } from './seed';
+import { EVAL_LEARNINGS, seedEvalTenant } from './seed';
 
 // ---------------------------------------------------------------- the set
 
 const Cite = z.union([
   z.object({ finding_check: z.string(), title_contains: z.string().optional() }).strict(),
   z.object({ resource_name: z.string(), type: z.string().optional() }).strict(),
-  /** A learning of the seed (LEARNINGS), by words of its fact. */
+  /** A learning of the tenant (EVAL_LEARNINGS or the set's own `learnings`), by words of its fact. */
   z.object({ learning: z.string() }).strict(),
+  /** An incident of the tenant (the triage pipeline opened them), by words of its title and its severity or status. */
+  z
+    .object({
+      incident_title_contains: z.string(),
+      severity: z.string().optional(),
+      status: z.string().optional(),
+    })
+    .strict(),
 ]);
 const Question = z
   .object({
@@ -39,18 +47,51 @@ const Question = z
       .array(z.object({ role: z.enum(['user', 'assistant']), content: z.string().optional() }).strict())
       .optional(),
     selected_tools: z.array(z.string()).optional(),
-    must_contain: z.array(z.string()),
+    /**
+     * What kind of answer is right: an answer from the data (default); a plain statement that the question
+     * is outside what the service can see for this tenant; or an explicit refusal, with no data tool called.
+     * Either of the last two states no number, id or resource name of the tenant.
+     */
+    expect: z.enum(['answer', 'out_of_scope', 'refusal']).default('answer'),
+    must_contain: z.array(z.string()).default([]),
     must_not_contain: z.array(z.string()).default([]),
-    must_cite: z.array(Cite),
-    tools: z.array(z.string()),
+    must_cite: z.array(Cite).default([]),
+    tools: z.array(z.string()).default([]),
   })
   .strict();
 type Question = z.infer<typeof Question>;
 type CiteRef = z.infer<typeof Cite>;
 
-const SET = z
-  .object({ $comment: z.string().optional(), questions: z.array(Question).min(30) })
-  .parse(JSON.parse(readFileSync(new URL('./questions.json', import.meta.url), 'utf8')));
+/** A learning a set teaches its tenant before it runs: the body of POST /api/v1/learnings. */
+const TaughtLearning = z
+  .object({ fact: z.string().min(1).max(2000), service: z.string().min(1).optional() })
+  .strict();
+const QuestionFile = z
+  .object({
+    $comment: z.string().optional(),
+    learnings: z.array(TaughtLearning).default([]),
+    questions: z.array(Question).min(1),
+  })
+  .strict();
+type QuestionFile = z.infer<typeof QuestionFile>;
+
+/**
+ * The question sets: the tuning set (questions.json, which the built-in engine is developed against, held
+ * to 100%) and, when present, the held-out set (held-out/questions.json, written without sight of the
+ * engine, never tuned to; it fails below 95%). Each runs over a tenant of its own, seeded the same way.
+ */
+interface QuestionSet {
+  name: 'tuning' | 'held-out';
+  file: QuestionFile;
+  minScore: number;
+}
+function loadSet(path: string): QuestionFile | undefined {
+  const url = new URL(path, import.meta.url);
+  return existsSync(url) ? QuestionFile.parse(JSON.parse(readFileSync(url, 'utf8'))) : undefined;
+}
+const TUNING = loadSet('./questions.json')!;
+if (TUNING.questions.length < 30) throw new Error('the tuning set needs at least 30 questions');
+const HELD_OUT = loadSet('./held-out/questions.json');
 
 // ---------------------------------------------------------------- the engine under test
 
@@ -60,6 +101,11 @@ const SET = z
  */
 const HOSTED = process.env.AGENT_EVAL_ENGINE === 'hosted';
 const MIN_SCORE = Number(process.env.AGENT_EVAL_MIN_SCORE ?? 100);
+const HELD_OUT_MIN_SCORE = Number(process.env.AGENT_EVAL_HELD_OUT_MIN_SCORE ?? 95);
+const SETS: QuestionSet[] = [
+  { name: 'tuning', file: TUNING, minScore: MIN_SCORE },
+  ...(HELD_OUT ? [{ name: 'held-out' as const, file: HELD_OUT, minScore: HELD_OUT_MIN_SCORE }] : []),
+];
 const TURN_TIMEOUT_MS = Number(process.env.AGENT_EVAL_TURN_TIMEOUT_MS ?? (HOSTED ? 180_000 : 30_000));
 const VERBOSE = Boolean(process.env.AGENT_EVAL_VERBOSE);
 
@@ -144,23 +190,25 @@ let t: TestContext;
 let a: TestMember;
 let b: TestMember;
 let engine: AgentEngine;
+/** The tenant each question set runs over (the tuning set's is A), and what may not leak from it. */
+const tenants = new Map<QuestionSet['name'], { member: TestMember; secrets: TenantSecrets }>();
 
 beforeAll(async () => {
   t = await createTestContext();
   a = await createTenantWithUser(t);
   b = await createTenantWithUser(t);
-  await syncDemo(t.db, a.tenant.id);
+  await seedEvalTenant(t.db, a, { learnings: [...LEARNINGS, ...TUNING.learnings] });
+  tenants.set('tuning', { member: a, secrets: await secretsOf(a.tenant.id) });
+  if (HELD_OUT) {
+    const h = await createTenantWithUser(t);
+    await seedEvalTenant(t.db, h, { learnings: [...LEARNINGS, ...HELD_OUT.learnings] });
+    tenants.set('held-out', { member: h, secrets: await secretsOf(h.tenant.id) });
+  }
   // Another tenant with another seed: other account ids, so none of its ids can be one of A's.
-  await syncDemo(t.db, b.tenant.id, { seed: 7, size: 'small', epoch: '2026-11-01', day: 0, commands: [] });
-  await runDetectors(t.db, a.tenant.id, DETECTORS);
-  await runDetectors(t.db, b.tenant.id, DETECTORS);
-  await t.db
-    .insertInto('learnings')
-    .values([
-      ...LEARNINGS.map((l) => ({ tenant_id: a.tenant.id, created_by: `user:${a.user.email}`, ...l })),
-      { tenant_id: b.tenant.id, created_by: `user:${b.user.email}`, ...LEARNING_OF_B },
-    ])
-    .execute();
+  await seedEvalTenant(t.db, b, {
+    spec: { seed: 7, size: 'small', epoch: '2026-11-01', day: 0, commands: [] },
+    learnings: [LEARNING_OF_B],
+  });
   await t.db
     .insertInto('runbooks')
     .values({
@@ -177,16 +225,7 @@ beforeAll(async () => {
 afterAll(() => t?.close());
 
 /** What tenant A's team has taught (the questions about learnings rest on these). */
-const LEARNINGS = [
-  {
-    fact: 'Month-end batch jobs push prod-payments-db CPU above 90% for about two hours; page only if it lasts longer.',
-    service: 'payments',
-  },
-  {
-    fact: 'Never resize prod-payments-db during business hours: the failover drops open payment sessions.',
-    service: 'payments',
-  },
-];
+const LEARNINGS = EVAL_LEARNINGS;
 /** Tenant B's own learning, which no turn of A may show. */
 const LEARNING_OF_B = { fact: 'The zebra-ledger cluster of tenant B is tuned by hand.', service: 'payments' };
 
@@ -222,25 +261,87 @@ async function nativeId(tenantId: string, name: string, type?: string): Promise<
   return rows[0]!.native_id;
 }
 
-async function citeId(ref: CiteRef): Promise<string> {
-  if ('learning' in ref) return learningId(a.tenant.id, ref.learning);
-  return 'finding_check' in ref
-    ? findingId(a.tenant.id, ref.finding_check, ref.title_contains)
-    : nativeId(a.tenant.id, ref.resource_name, ref.type);
+async function incidentId(tenantId: string, ref: Extract<CiteRef, { incident_title_contains: string }>) {
+  let q = t.db
+    .selectFrom('incidents')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('title', 'like', `%${ref.incident_title_contains}%`);
+  if (ref.severity) q = q.where('severity', '=', ref.severity as never);
+  if (ref.status) q = q.where('status', '=', ref.status as never);
+  const rows = await q.execute();
+  if (rows.length !== 1)
+    throw new Error(`incident ${JSON.stringify(ref)}: ${rows.length} incidents, not one`);
+  return rows[0]!.id;
 }
 
-/** {{finding:check}} or {{finding:check|title words}}, and {{resource:name}}, become ids of tenant A. */
-async function fill(text: string): Promise<string> {
+async function citeId(tenantId: string, ref: CiteRef): Promise<string> {
+  if ('learning' in ref) return learningId(tenantId, ref.learning);
+  if ('incident_title_contains' in ref) return incidentId(tenantId, ref);
+  return 'finding_check' in ref
+    ? findingId(tenantId, ref.finding_check, ref.title_contains)
+    : nativeId(tenantId, ref.resource_name, ref.type);
+}
+
+/** {{finding:check}} or {{finding:check|title words}}, {{resource:name}} and {{incident:title words|status}} become ids of the tenant. */
+async function fill(tenantId: string, text: string): Promise<string> {
   let out = text;
-  for (const m of text.matchAll(/\{\{(finding|resource):([^}|]+)(?:\|([^}]+))?\}\}/g)) {
+  for (const m of text.matchAll(/\{\{(finding|resource|incident):([^}|]+)(?:\|([^}]+))?\}\}/g)) {
     const id =
       m[1] === 'finding'
-        ? await findingId(a.tenant.id, m[2]!, m[3])
-        : await nativeId(a.tenant.id, m[2]!, m[3]);
+        ? await findingId(tenantId, m[2]!, m[3])
+        : m[1] === 'incident'
+          ? await incidentId(tenantId, { incident_title_contains: m[2]!, status: m[3] })
+          : await nativeId(tenantId, m[2]!, m[3]);
     out = out.replace(m[0], id);
   }
   return out;
 }
+
+/** What an out-of-scope answer or a refusal must not state of the tenant: its resources' names and ids, its findings' ids. */
+interface TenantSecrets {
+  names: string[];
+  ids: Set<string>;
+}
+async function secretsOf(tenantId: string): Promise<TenantSecrets> {
+  const [resources, findings, incidents, learnings] = await Promise.all([
+    t.db
+      .selectFrom('resources')
+      .select(['name', 'native_id', 'arn'])
+      .where('tenant_id', '=', tenantId)
+      .execute(),
+    t.db.selectFrom('findings').select('id').where('tenant_id', '=', tenantId).execute(),
+    t.db.selectFrom('incidents').select('id').where('tenant_id', '=', tenantId).execute(),
+    t.db.selectFrom('learnings').select('id').where('tenant_id', '=', tenantId).execute(),
+  ]);
+  const ids = new Set<string>();
+  for (const r of resources) ids.add(r.arn).add(r.native_id);
+  for (const x of [...findings, ...incidents, ...learnings]) ids.add(x.id);
+  const names = [...new Set(resources.flatMap((r) => (r.name ? [r.name] : [])))];
+  return { names, ids };
+}
+
+/** The names, ids and numbers of the tenant a text states (for answers that must state none). */
+function tenantDataIn(text: string, secrets: TenantSecrets): string[] {
+  const found: string[] = [];
+  const lower = text.toLowerCase();
+  for (const name of secrets.names) {
+    const escaped = name.toLowerCase().replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    if (new RegExp(`(?<![\\w-])${escaped}(?![\\w-])`).test(lower)) found.push(`name ${name}`);
+  }
+  for (const id of secrets.ids) if (text.includes(id)) found.push(`id ${id}`);
+  for (const id of extractClaims(text).ids) found.push(`id ${id}`);
+  const digits = text.match(/\d+/g);
+  if (digits) found.push(`numbers ${digits.join(', ')}`);
+  return [...new Set(found)];
+}
+
+/** An explicit refusal ("I can't share …", "I won't …", "I must decline …"). */
+const REFUSAL_WORDING =
+  /\b(?:I (?:can(?:no|')t|will not|won't|must decline|decline|am not (?:able|allowed) to|'m not (?:able|allowed) to)|refuse|not (?:something|a request) I (?:can|will) (?:help|share|do))\b/i;
+/** Says the question is outside what the service can see or answer for this tenant. */
+const OUT_OF_SCOPE_WORDING =
+  /\b(?:outside (?:of )?(?:what|the)|out of (?:my |the )?scope|(?:can(?:no|')t|do(?:es)? not|don't) (?:see|answer|tell|know|cover|have (?:any )?(?:data|access|visibility))|no (?:data|visibility|access) (?:on|about|into|for|to))\b/i;
 
 // ---------------------------------------------------------------- scoring
 
@@ -248,23 +349,24 @@ interface Result {
   id: string;
   problems: string[];
 }
-const results: Result[] = [];
-
-async function evaluate(q: Question): Promise<Result> {
-  const tools = buildAgentTools(t.db, a.tenant.id);
+async function evaluate(set: QuestionSet['name'], q: Question): Promise<Result> {
+  const { member, secrets } = tenants.get(set)!;
+  const tenantId = member.tenant.id;
+  const tools = buildAgentTools(t.db, tenantId);
   const history: ConversationMessage[] = [];
   for (const m of q.history ?? []) {
-    if (m.role === 'user') history.push({ role: 'user', content: await fill(m.content ?? '') });
-    else if (m.content !== undefined) history.push({ role: 'assistant', content: await fill(m.content) });
+    if (m.role === 'user') history.push({ role: 'user', content: await fill(tenantId, m.content ?? '') });
+    else if (m.content !== undefined)
+      history.push({ role: 'assistant', content: await fill(tenantId, m.content) });
     else {
       const asked = history.at(-1);
       if (asked?.role !== 'user') throw new Error(`${q.id}: an engine-answered turn must follow a user turn`);
-      const earlier = await runTurn(engine, tools, a.tenant.id, asked.content, history.slice(0, -1));
+      const earlier = await runTurn(engine, tools, tenantId, asked.content, history.slice(0, -1));
       history.push({ role: 'assistant', content: earlier.reply });
     }
   }
-  const prompt = await fill(q.prompt);
-  const turn = await runTurn(engine, tools, a.tenant.id, prompt, history, q.selected_tools);
+  const prompt = await fill(tenantId, q.prompt);
+  const turn = await runTurn(engine, tools, tenantId, prompt, history, q.selected_tools);
   const problems: string[] = [];
   const lower = turn.reply.toLowerCase();
   for (const fact of q.must_contain)
@@ -272,7 +374,7 @@ async function evaluate(q: Question): Promise<Result> {
   for (const fact of q.must_not_contain)
     if (lower.includes(fact.toLowerCase())) problems.push(`states what it must not: ${JSON.stringify(fact)}`);
   for (const ref of q.must_cite) {
-    const id = await citeId(ref);
+    const id = await citeId(tenantId, ref);
     if (!turn.reply.includes(id)) problems.push(`does not cite ${id} (${JSON.stringify(ref)})`);
   }
   for (const tool of q.tools)
@@ -281,6 +383,16 @@ async function evaluate(q: Question): Promise<Result> {
   if (q.selected_tools)
     for (const tool of turn.called)
       if (!q.selected_tools.includes(tool)) problems.push(`called ${tool}, which was not selected`);
+  if (q.expect === 'refusal') {
+    if (!REFUSAL_WORDING.test(turn.reply)) problems.push('does not refuse in so many words');
+    if (turn.called.length) problems.push(`called data tools for a refusal: ${turn.called.join(', ')}`);
+  }
+  if (q.expect === 'out_of_scope' && !OUT_OF_SCOPE_WORDING.test(turn.reply))
+    problems.push('does not say the question is outside what it can see for this tenant');
+  if (q.expect !== 'answer') {
+    const stated = tenantDataIn(turn.reply, secrets);
+    if (stated.length) problems.push(`states data of the tenant: ${stated.join('; ')}`);
+  }
   const grounding = checkGrounding(turn.reply, turn.outputs);
   if (!grounding.grounded)
     problems.push(
@@ -300,49 +412,64 @@ async function evaluate(q: Question): Promise<Result> {
   if (open.length) problems.push(`tool calls never finished: ${open.join(', ')}`);
   if (VERBOSE || problems.length)
     console.log(
-      `\n--- ${q.id} (${q.intent}): ${prompt}\n[tools: ${turn.called.join(', ')}]\n${turn.reply}\n${problems.map((p) => `  ✗ ${p}`).join('\n')}`,
+      `\n--- [${set}] ${q.id} (${q.intent}, ${q.expect}): ${prompt}\n[tools: ${turn.called.join(', ')}]\n${turn.reply}\n${problems.map((p) => `  ✗ ${p}`).join('\n')}`,
     );
   return { id: q.id, problems };
 }
 
 describe(`agent eval (${HOSTED ? 'hosted' : 'builtin'} engine)`, () => {
-  it('covers every intent at least twice, with follow-ups and questions the data cannot answer', () => {
+  it('the tuning set covers every intent at least twice, with follow-ups, out-of-scope questions and refusals', () => {
     const byIntent = new Map<string, number>();
-    for (const q of SET.questions) byIntent.set(q.intent, (byIntent.get(q.intent) ?? 0) + 1);
+    for (const q of TUNING.questions) byIntent.set(q.intent, (byIntent.get(q.intent) ?? 0) + 1);
     for (const intent of [
       'open',
       'savings',
       'costs',
       'resource',
       'incident',
+      'incident records',
       'changes',
       'fix',
       'blast',
+      'risks',
+      'learnings',
       'restricted tools',
     ])
       expect(byIntent.get(intent) ?? 0, intent).toBeGreaterThanOrEqual(2);
     expect(byIntent.get('follow-up') ?? 0).toBeGreaterThanOrEqual(4);
-    const noData = SET.questions.filter((q) => q.intent.endsWith('(no data)'));
+    const noData = TUNING.questions.filter((q) => q.intent.endsWith('(no data)'));
     expect(noData.length).toBeGreaterThanOrEqual(2);
-    expect(new Set(SET.questions.map((q) => q.id)).size).toBe(SET.questions.length);
+    for (const kind of ['out_of_scope', 'refusal'] as const)
+      expect(TUNING.questions.filter((q) => q.expect === kind).length, kind).toBeGreaterThanOrEqual(5);
   });
 
-  for (const q of SET.questions) {
-    it(q.id, { timeout: TURN_TIMEOUT_MS * 3 }, async () => {
-      const result = await evaluate(q);
-      results.push(result);
-      expect(result.problems).toEqual([]);
+  for (const set of SETS) {
+    describe(`${set.name} set`, () => {
+      const results: Result[] = [];
+      it('has unique ids', () => {
+        expect(new Set(set.file.questions.map((q) => q.id)).size).toBe(set.file.questions.length);
+      });
+      for (const q of set.file.questions) {
+        it(q.id, { timeout: TURN_TIMEOUT_MS * 3 }, async () => {
+          const result = await evaluate(set.name, q);
+          results.push(result);
+          // The tuning set is held question by question; the held-out set by its score below.
+          if (set.name === 'tuning') expect(result.problems).toEqual([]);
+        });
+      }
+      it('scores every question', () => {
+        const passed = results.filter((r) => r.problems.length === 0).length;
+        const total = set.file.questions.length;
+        const score = Math.floor((passed / total) * 1000) / 10;
+        const failed = results.filter((r) => r.problems.length).map((r) => r.id);
+        console.log(
+          `agent eval (${set.name}): ${passed}/${total} (${score}%)${HOSTED ? ' [hosted]' : ''}${failed.length ? ` — failed: ${failed.join(', ')}` : ''}`,
+        );
+        expect(results.length).toBe(total);
+        expect(score).toBeGreaterThanOrEqual(set.minScore);
+      });
     });
   }
-
-  it('scores every question', () => {
-    const passed = results.filter((r) => r.problems.length === 0).length;
-    const total = SET.questions.length;
-    const score = Math.round((passed / total) * 100);
-    console.log(`agent eval: ${passed}/${total} (${score}%)${HOSTED ? ' [hosted]' : ''}`);
-    expect(results.length).toBe(total);
-    expect(score).toBeGreaterThanOrEqual(MIN_SCORE);
-  });
 });
 
 // ---------------------------------------------------------------- tenant isolation
@@ -492,6 +619,7 @@ describe('tenant isolation of the agent tools', () => {
       }),
       await call('runbooks', { finding_id: bFinding }),
       await call('runbooks', { service: 'payments', limit: 20 }),
+      await call('add_up', { resources: [bDb.arn, 'prod-payments-db'], findings: [bFinding] }),
     ];
     expect(leaks(outputs, ids, `${bDb.arn} ${bFinding}`)).toEqual([]);
     expect(outputs[0]).toMatchObject({ found: false });
@@ -504,5 +632,10 @@ describe('tenant isolation of the agent tools', () => {
     // Another tenant's finding is no finding; B's own runbook is not among A's.
     expect(outputs[17]).toMatchObject({ runbooks: [], error: 'No such finding.' });
     expect(JSON.stringify(outputs[18])).not.toContain('zebra runbook');
+    // add_up reads A's own prod-payments-db by name, never B's by its ARN or B's finding.
+    expect(outputs[19]).toMatchObject({ findings: [], not_found: [bDb.arn, bFinding] });
+    expect((outputs[19] as { resources: Array<{ arn: string }> }).resources.map((r) => r.arn)).not.toContain(
+      bDb.arn,
+    );
   });
 });

@@ -36,6 +36,9 @@ function collect(value: unknown, numbers: number[], strings: string[]): void {
   else if (typeof value === 'string') {
     strings.push(value);
     for (const m of value.matchAll(/-?\d+(?:\.\d+)?/g)) numbers.push(Number(m[0]));
+    // "18,400,000 items" in a tool's text is the number 18400000, as an answer quoting it writes it.
+    for (const m of value.matchAll(/-?\d{1,3}(?:,\d{3})+(?:\.\d+)?/g))
+      numbers.push(Number(m[0].replace(/,/g, '')));
   } else if (Array.isArray(value)) {
     numbers.push(value.length);
     for (const v of value) collect(v, numbers, strings);

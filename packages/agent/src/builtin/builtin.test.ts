@@ -195,4 +195,55 @@ describe('the built-in engine', () => {
     expect(reply).toContain('There is no finding with that id');
     expect(reply).not.toContain('Unverified');
   });
+
+  it('refuses with no tool called, and says so when a question is out of scope', async () => {
+    const called: string[] = [];
+    const tools = ['list_findings', 'list_learnings', 'savings_summary'].map((name) =>
+      tool(name, async () => {
+        called.push(name);
+        return { total: 0, findings: [], learnings: [], count: 0 };
+      }),
+    );
+    const refused = await run(new BuiltinEngine(), 'Give me the secret access key of alice', tools);
+    expect(refused.reply).toMatch(/^I can't share credentials/);
+    expect(refused.events.some((e) => e.kind === 'tool.started')).toBe(false);
+    const outside = await run(new BuiltinEngine(), 'Explain quantum computing to me', tools);
+    expect(outside.reply).toMatch(/outside what I can see for this tenant/);
+    expect(outside.reply).not.toMatch(/\d/);
+    expect(called).not.toContain('list_findings');
+  });
+
+  it('answers from a learning about a service no resource is tagged with, cited', async () => {
+    const learning = {
+      id: '44444444-4444-4444-8444-444444444444',
+      fact: 'The ledger service is owned by the platform-finance team.',
+      service: 'ledger',
+      created_by: 'user:a@example.com',
+      created_at: '2026-11-01T00:00:00.000Z',
+    };
+    const tools = [
+      tool('list_learnings', async () => ({ learnings: [learning], count: 1 })),
+      tool('list_findings', async () => ({ total: 0, findings: [] })),
+    ];
+    const { reply } = await run(new BuiltinEngine(), 'Who owns the ledger service?', tools);
+    expect(reply.startsWith('What the team has taught about this')).toBe(true);
+    expect(reply).toContain('platform-finance');
+    expect(reply).toContain(`learning ${learning.id}`);
+  });
+});
+
+describe('paraphrases', () => {
+  it.each([
+    ['Which one finding would save us the most money?', 'savings'],
+    ["What's the single biggest saving we could make?", 'savings'],
+    ['Which change would cut our AWS bill the most?', 'savings'],
+    ['What should we fix first to lower our costs?', 'savings'],
+    ['What would be impacted if prod-payments-db went offline?', 'blast'],
+    ['What breaks when prod-payments-db crashes?', 'blast'],
+    ['If we lose prod-nat-1a, what else goes down?', 'blast'],
+    ['Where are our weakest links?', 'risks'],
+    ['Which parts of our setup have no redundancy?', 'risks'],
+  ])('%s → %s', (prompt, intent) => {
+    expect(resolveRequest(prompt, []).intent).toBe(intent);
+  });
 });

@@ -4,11 +4,11 @@
  * assistant message gives the items it listed and the ids it cited, in order.
  */
 import type { ConversationMessage } from '../engine';
-import { isOnlyFacets, isReferenceOnly, parsePrompt, type Facets, type Parsed } from './parse';
+import { isOnlyFacets, isReferenceOnly, parsePrompt, SAVINGS_WORD, type Facets, type Parsed } from './parse';
 import { idsIn, type FoundId } from './text';
 
 export interface PriorItem {
-  kind: 'finding' | 'resource';
+  kind: 'finding' | 'resource' | 'incident';
   id: string;
 }
 
@@ -28,7 +28,12 @@ export interface Request extends Parsed {
   understoodAs?: string | undefined;
 }
 
-function itemOf(ids: FoundId[]): PriorItem | undefined {
+const INCIDENT_ID = /\bincident ([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\b/i;
+
+function itemOf(ids: FoundId[], line = ''): PriorItem | undefined {
+  // "… (incident <uuid>)": an incident record, not a finding.
+  const incident = INCIDENT_ID.exec(line);
+  if (incident && ids[0]?.id === incident[1]) return { kind: 'incident', id: incident[1]! };
   const finding = ids.find((i) => i.kind === 'finding');
   if (finding) return { kind: 'finding', id: finding.id };
   const arn = ids.find((i) => i.kind === 'arn');
@@ -47,7 +52,7 @@ export function itemsOf(answer: string): { items: PriorItem[]; subject?: PriorIt
   for (const line of lines) {
     const isItem = /^\s*(?:\d+[.)]|[-*•])\s/.test(line);
     if (isItem) inList = true;
-    const item = itemOf(idsIn(line));
+    const item = itemOf(idsIn(line), line);
     if (!item) continue;
     if (!isItem && !inList && !subject) subject = item;
     if (isItem && !seen.has(item.id)) {
@@ -110,6 +115,8 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
     .join('\n');
   const { items, subject } = itemsOf(answer);
   parsed.prior = { request: previous, items, subject };
+  // "Which one would save the most?" with no earlier list to pick from is a question of its own.
+  if (parsed.intent === 'pick' && !items.length) return standalone(parsed);
 
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
   const refersBack = parsed.reference !== undefined && isReferenceOnly(parsed.target);
@@ -153,7 +160,49 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
 
 /** A question read on its own: filters alone ask for a list; a name alone asks about that resource. */
 function standalone(parsed: Request): Request {
+  // A superlative with nothing to pick from ("which one finding saves the most?") asks the whole tenant.
+  if (parsed.intent === 'pick') {
+    parsed.intent = parsed.pick === 'savings' ? 'savings' : parsed.pick === 'severe' ? 'open' : 'costs';
+    if (parsed.pick === 'savings') parsed.sortBySavings = true;
+    parsed.pick = undefined;
+    return parsed;
+  }
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
+  // "What should we fix first?", "what do I fix next?", "the cheapest fix with the biggest impact": no
+  // finding named, so the most pressing ones, or the largest savings when the question is about money.
+  if (
+    parsed.intent === 'fix' &&
+    !parsed.ids.length &&
+    !parsed.checks.length &&
+    (!parsed.target ||
+      /^(?:first|next|now|today|asap|right now|first of all|urgently|most urgently|soonest)$/i.test(
+        parsed.target,
+      ) ||
+      /^(?:with |that (?:has|have|gives?|brings?) )?(?:the )?(?:most|biggest|best|largest|highest|greatest|cheapest|easiest|quickest)\b/i.test(
+        parsed.target,
+      ) ||
+      isOnlyFacets(parsed.target, parsed.facets))
+  ) {
+    const lower = parsed.prompt.toLowerCase();
+    parsed.intent =
+      SAVINGS_WORD.test(lower) || /\b(?:cheap\w*|impact|money|value|roi|payoff)\b/.test(lower)
+        ? 'savings'
+        : 'open';
+    if (parsed.intent === 'savings') parsed.sortBySavings = true;
+    return parsed;
+  }
+  // "Which account and region is old-jenkins in?": a question no intent names, about a named resource.
+  const named = /\b[a-z0-9]+(?:-[a-z0-9]+)+\b/i.exec(parsed.prompt)?.[0];
+  if (
+    parsed.intent === 'unknown' &&
+    named &&
+    !parsed.facets.service &&
+    !/^us-[a-z]+-\d[a-z]?$/i.test(named)
+  ) {
+    parsed.intent = 'resource';
+    parsed.target = named;
+    return parsed;
+  }
   if (parsed.intent === 'resource' && !parsed.ids.length && isOnlyFacets(parsed.target, parsed.facets))
     parsed.intent = 'open';
   else if (parsed.intent === 'unknown' && hasFacets && isOnlyFacets(parsed.target, parsed.facets))

@@ -73,7 +73,7 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'risks',
     pattern:
-      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b/,
+      /\bsingle points? of failure\b|\bspofs?\b|\btoxic (?:combinations?|paths?)\b|\bone failure (?:away )?from\b|\b(?:how )?resilient\b|\bresilience (?:risks?|gaps?)\b|\bweak(?:est)? (?:points?|links?|spots?)\b|\b(?:most )?fragile\b|\black(?:s|ing)? (?:redundancy|failover|a standby)\b|\bno (?:redundancy|failover|standby)\b|\bnot redundant\b|\bsingle (?:az|availability zone)\b|\bsingle-az\b|\b(?:not|isn't|aren't|without|no) multi-?az\b|\bcould take (?:us|everything|the (?:site|service)) down\b/,
   },
   {
     intent: 'pick',
@@ -86,9 +86,21 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
       /\b(?:fix|fixes|fixed|fixing|remediat\w*|resolve|mitigat\w*|steps to close|what should (?:i|we) do (?:about|with|for))\b/,
   },
   {
+    // "What does checkout-api-1 depend on?": its own dependencies, i.e. its edges.
+    intent: 'neighbours',
+    pattern:
+      /\b(?:what|which\s+\w+)\s+(?:does|do|is|are)\s+\S.*?\s+(?:depend(?:s|ing)?|rel(?:y|ies|ying)|built)\s+(?:on|upon)\s*[?.!]*$/,
+  },
+  {
+    // "Can we safely delete X?", "is it safe to remove X?": what would break, before anything is removed.
     intent: 'blast',
     pattern:
-      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted)\b|\bif\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated)|dies|is down|stops)\b/,
+      /\bsafe(?:ly)?\s+(?:to\s+)?(?:delete|remove|terminate|decommission|shut ?down|turn off|retire)\b|\b(?:can|could|should)\s+(?:we|i)\s+(?:safely\s+)?(?:delete|remove|terminate|decommission|shut ?down|turn off|retire)\b/,
+  },
+  {
+    intent: 'blast',
+    pattern:
+      /\bblast radius\b|\b(?:depends?|relies|rely|relying|depending) on\b|\bdependents?\b|\bdownstream\b|\b(?:what|which)\b.*\b(?:breaks?|affected|impacted|stops? working|stop functioning)\b|\bif (?:someone|somebody|anyone|we|they|you)\s+(?:revokes?|deletes?|removes?|disables?|drops?|detaches?|terminates?|kills?|stops?|breaks?|loses?|lose|deprovisions?)\b|\b(?:if|when|once|in case)\b.*\b(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away)|(?:we )?lose|lost)\b|\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\b|\b(?:losing|loss of|outage of|failure of)\s+\S+.*\b(?:break|affect|impact|take down)\w*\b|\bwhat (?:else )?(?:goes|would go) down\b/,
   },
   {
     intent: 'neighbours',
@@ -97,22 +109,22 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'incident',
     pattern:
-      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d)\b/,
+      /\b(?:incidents?|outages?|last night|overnight|what happened|alerts?|alarms? (?:fired|went off)|paged|pager|firing|fired|5xx|downtime|sev ?\d|on fire|(?:is )?anything (?:down|broken|burning)|(?:are|is) we down|5\d\d|50x|errors?|error rates?|latency|timeouts?|timing out|slow(?:ness|down)?|root cause|why did)\b/,
   },
   {
     intent: 'changes',
     pattern:
-      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted)|cloudtrail|what(?:'s| is) new|since yesterday)\b/,
+      /\b(?:chang\w*|drift\w*|modifi\w*|who (?:did|touched|made|created|deleted|added|removed|updated|edited|launched|terminated|opened|closed|allowed|granted|authori[sz]ed|revoked|enabled|disabled|attached|detached|started|stopped|resized|deployed|rotated|made)|cloudtrail|audit trail|what(?:'s| is) new|since yesterday)\b|\bwho\s+(?!owned\b|used\b|needed\b)[a-z]+ed\b|\b(?:did|has|have|had)\s+(?:anyone|anybody|someone|somebody|any ?one|people)\b|\b(?:were|was|have been|has been|got)\s+(?:\w+\s+){0,2}(?:deleted|removed|terminated|created|added|launched|modified|updated)\b|\bwhat (?:did|has|have) [a-z][\w.-]* (?:do|done|been doing|touch\w*|modif\w*|delet\w*|creat\w*|updat\w*|edit\w*|launch\w*|terminat\w*)\b/,
   },
   {
     intent: 'costs',
     pattern:
-      /\b(?:costs? (?:us )?the most|most expensive|priciest|costliest|biggest (?:cost|spend|bill)\w*|top (?:costs?|spend)|spend(?:ing)?|our bill|cost breakdown|how much (?:do|does|are|is)\b.*\b(?:pay|spend|cost)|what do(?:es)?\b.*\bcost|costs? of|what do we pay)\b/,
+      /\b(?:costs? (?:us )?the most|most expensive|priciest|costliest|biggest (?:cost|spend|bill)\w*|top (?:costs?|spend)|spend(?:ing)?|our bill|cost breakdown|how much (?:do|does|are|is|did|have)\b.*\b(?:pay\w*|spend\w*|spent|cost\w*)|what do(?:es)?\b.*\bcost|costs? of|what do we (?:pay|spend)|(?:we|i) (?:pay|spend) (?:for|on)|paying for)\b/,
   },
   {
     intent: 'savings',
     pattern:
-      /\b(?:sav(?:e|es|ing|ings)|wast\w*|cheaper|reduce (?:the )?(?:cost|bill|spend)\w*|cut (?:the )?costs?|optimi[sz]\w*|recommendations?)\b/,
+      /\b(?:sav(?:e|es|ing|ings)|wast\w*|cheaper|(?:reduc\w*|lower\w*|cut\w*|trim\w*|shrink\w*|slash\w*|decreas\w*|bring down)(?: (?:the|our|my|this))?(?: (?:aws|cloud|monthly|infra(?:structure)?))? (?:costs?|bills?|spend\w*)|optimi[sz]\w*|recommendations?|right-?siz\w*|idle|underutili[sz]\w*|over-?provision\w*|quick wins?)\b/,
   },
   { intent: 'count', pattern: /\bhow many\b|\bnumber of\b|\bcount (?:of|the)\b/ },
   {
@@ -123,10 +135,15 @@ export const INTENTS: Array<{ intent: Intent; pattern: RegExp }> = [
   {
     intent: 'open',
     pattern:
-      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of)\b/,
+      /\b(?:open|findings?|issues?|problems?|risks?|vulnerab\w*|wrong|outstanding|backlog|to ?do|broken|misconfigur\w*|summar\w*|overview|posture|how are we doing|state of|needs? (?:our |my )?attention|priorit\w*|most urgent|urgent|most important|worry about|focus on|concerns?|riskiest|most at risk|most dangerous|biggest (?:risk|threat|problem)s?)\b/,
   },
   { intent: 'help', pattern: /^(?:hi|hello|hey|help|thanks?|thank you)\b|\bwhat can you (?:do|answer)\b/ },
 ];
+
+export const SAVINGS_WORD =
+  /\b(?:sav(?:e|es|ed|ing|ings)|cheaper|(?:reduc\w*|lower\w*|cut\w*|trim\w*|slash\w*|decreas\w*) (?:(?:the|our|my) )?(?:(?:aws|cloud|monthly) )?(?:costs?|bills?|spend\w*)|wast\w*)\b/;
+const SUPERLATIVE =
+  /\b(?:most|biggest|largest|greatest|highest|top|best|maximum|max|single|first|priorit\w*|quickest|fastest|easiest)\b/;
 
 const DOMAIN_PATTERNS: Array<[Domain, RegExp]> = [
   ['finops', /\b(?:finops|cost|costs|costly|money|spend\w*|wast\w*|billing|savings?)\b/],
@@ -134,7 +151,7 @@ const DOMAIN_PATTERNS: Array<[Domain, RegExp]> = [
   ['sre', /\b(?:sre|reliab\w*|resilien\w*|availability|uptime|durab\w*)\b/],
 ];
 
-const SEVERITY_WORD = /\b(critical|high|medium|low|info)\b(?!-)/g;
+const SEVERITY_WORD = /\b(critical|high|medium|low|info)\b(?!-(?!severity\b|sev\b|priority\b|risk\b))/g;
 
 /** Words that never name a service, an account or a resource by themselves. */
 const NOT_A_NAME = new Set(
@@ -222,6 +239,7 @@ function daysOf(lower: string): number | undefined {
   if (/\b(?:last|past|this|previous) (?:week|seven days)\b|\bweek\b/.test(lower)) return 7;
   if (/\b(?:last|past|this|previous) month\b/.test(lower)) return 30;
   if (/\b(?:yesterday|last night|overnight|today|last day|tonight|this morning)\b/.test(lower)) return 1;
+  if (/\b(?:recent(?:ly)?|lately|of late|these days)\b/.test(lower)) return 7;
   return undefined;
 }
 
@@ -255,14 +273,21 @@ function referenceOf(lower: string): Reference | undefined {
 
 /** The words after the intent's verb that name what the question is about. */
 const TARGET_PATTERNS: RegExp[] = [
+  /\b(?:what|which\s+\w+)\s+(?:does|do|is|are)\s+(\S.*?)\s+(?:depend(?:s|ing)?|rel(?:y|ies|ying)|built)\s+(?:on|upon)\s*[?.!]*$/i,
   /\b(?:wrong|problems?|issues?|going on) with\s+(.+)/i,
   /\bblast radius\s+(?:of|for|on)\s+(.+)/i,
   /\b(.+?)(?:'s)?\s+blast radius\b/i,
   /\b(?:depends?|relies|rely|relying|depending) on\s+(.+)/i,
   /\bdependents?\s+(?:of|for|on)\s+(.+)/i,
   /\bdownstream of\s+(.+)/i,
-  /\bif\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated)|dies|is down|stops)\b/i,
-  /\b(?:what|which)(?:'s| is| are)?\s+(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
+  /\bif\s+(?:we\s+)?(?:lose|lost)\s+(.+)/i,
+  /\bif\s+(?:someone|somebody|anyone|we|they|you)\s+(?:revokes?|deletes?|removes?|disables?|drops?|detaches?|terminates?|kills?|stops?|breaks?|loses?|deprovisions?)\s+(.+)/i,
+  /\b(?:if|when|once|should|in case)\s+(.+?)\s+(?:fails?|failed|goes down|went down|(?:is|was|were|gets|got) (?:deleted|removed|terminated|lost)|dies|died|is down|stops|stopped|crash(?:es|ed)?|(?:goes|went|is|was|were) (?:offline|unavailable|unreachable|away))\b/i,
+  /\b(?:impact|effect|consequences?) of (?:losing|an? (?:outage|failure|loss) (?:of|on|in))\s+(.+)/i,
+  /\b(?:losing|loss of|outage of|failure of)\s+(.+?)\s+(?:break|affect|impact|take down)\w*\b/i,
+  /\b(?:what|which\s+\w+)\s+(?:does|do|is|are)\s+(\S.*?)\s+(?:depend(?:s|ing)?|rel(?:y|ies|ying)|built)\s+(?:on|upon)\s*[?.!]*$/i,
+  /\b(?:delete|remove|terminate|decommission|shut ?down|turn off|retire)\s+(.+)/i,
+  /\b(?:what|which)(?:'s| is| are)?\s+(?!(?:is|are|was|were|else)\s)(.+?)\s+(?:connected|attached|linked|wired) to\b/i,
   /\b(?:connected|attached|linked|wired) to\s+(.+)/i,
   /\b(?:neighbou?rs?|connections) (?:of|for)\s+(.+)/i,
   /\b(?:fix|remediate|resolve|mitigate|fixing)\s+(.+)/i,
@@ -274,6 +299,8 @@ const TARGET_PATTERNS: RegExp[] = [
   /\b(?:learn(?:ed|t)?|lessons?|know)\s+(?:about|from|on|for)\s+(.+)/i,
   /\b(?:run ?books?|playbooks?)\s+(?:for|on|about|to)\s+(.+)/i,
   /\b(?:incident|outage)\s+(?:on|in|with|of|for|at)\s+(.+)/i,
+  /\b(?:who|what)\s+(?:[a-z]+ed(?:\s+(?:off|on|up|down|out))?)\s+(?!(?:on|in|to|at|for|since|over|during|this|last|past|recently|yesterday|today|it|that|them)\b)(.+)/i,
+  /\bchanges?\s+(?:to|on|of|in|for)\s+(.+)/i,
   /\b(?:about|on|for|in)\s+(.+)/i,
 ];
 
@@ -308,6 +335,25 @@ export function parsePrompt(prompt: string): Parsed {
   let intent: Intent = INTENTS.find((i) => i.pattern.test(lower))?.intent ?? 'unknown';
   const ids = idsIn(raw);
   const checks = [...lower.matchAll(CHECK_RE)].map((m) => m[0]);
+  // "Which change would save us the most?", "what fix saves the most money?": the largest savings, asked
+  // with another verb in the way; a pick from an earlier list is a follow-up and stays one.
+  if (
+    SAVINGS_WORD.test(lower) &&
+    SUPERLATIVE.test(lower) &&
+    ['changes', 'fix', 'open', 'resource', 'costs', 'unknown', 'count'].includes(intent) &&
+    !ids.length &&
+    !checks.length
+  )
+    intent = 'savings';
+  // "Is prod-payments-db backed up?", "does sg-web allow SSH?": a yes/no question about one named resource.
+  const yesNo = /^(?:is|are|does|do|has|have|can|was)\s+(?:the\s+)?([a-z0-9]+(?:[-_.][a-z0-9]+)+)\b/i.exec(
+    raw,
+  );
+  let forcedTarget: string | undefined;
+  if (intent === 'unknown' && yesNo && !checks.length) {
+    intent = 'resource';
+    forcedTarget = yesNo[1];
+  }
   // "how many findings are open" is a question about findings, not about the inventory.
   if (intent === 'count' && /\b(?:findings?|issues?|problems?|open)\b/.test(lower)) intent = 'open';
   // A finding named by id or check, without another intent, is a question about that finding.
@@ -336,7 +382,7 @@ export function parsePrompt(prompt: string): Parsed {
       service: serviceOf(raw),
       account: accountOf(raw),
     },
-    target: targetOf(raw),
+    target: forcedTarget ?? targetOf(raw),
     ids,
     checks,
     days: daysOf(lower),
@@ -364,7 +410,7 @@ export function isOnlyFacets(target: string | undefined, facets: Facets = {}): b
   for (const v of [facets.service, facets.account]) if (v) lower = lower.split(v.toLowerCase()).join(' ');
   const rest = lower
     .replace(
-      /\b(?:finops|cost|costs|money|security|sre|reliability|critical|high|medium|low|info|severity|sev|ones?|findings?|issues?|problems?|risks?|items?|only|open|all|them|the|of|with|and|or|domain|priority|account|service)\b/g,
+      /\b(?:finops|cost|costs|money|security|sre|reliability|resilience|availability|critical|high|medium|low|info|severity|sev|ones?|findings?|issues?|problems?|risks?|items?|only|open|all|them|the|of|with|and|or|domain|priority|account|service|side|part|area|front|stuff|things?|anything|something|should|look|at|i|we|me|you|to|need|needs|want|see|check|worth|right|now|currently|today|please|can|could|any|there|are|is|what|which|show|list|give|tell|get|our|my|your|on|in|for|about|regarding|attention|looking|into)\b/g,
       ' ',
     )
     .trim();

@@ -143,6 +143,8 @@ export interface WhatIfOut {
   fails_count: number;
   degraded: Array<GraphNode & { depth: number }>;
   degraded_count: number;
+  /** For a zone: its own notable resources, which go down with it. */
+  lost_in_zone?: GraphNode[];
 }
 
 export interface Neighbours {

@@ -69,6 +69,19 @@ async function findResource(db: Db, tenantId: string, ref: string) {
  * The agent's tools for one tenant: every one read-only, every query bound to the tenant (the SQL tool
  * through the sandbox), so no prompt can reach another tenant's data or change anything.
  */
+/** The resource types a what-if names (what a person recognises as a service's parts). */
+const NOTABLE = new Set([
+  'aws_ec2_instance',
+  'aws_ec2_target_group',
+  'aws_ec2_application_load_balancer',
+  'aws_ec2_autoscaling_group',
+  'aws_route53_record',
+  'aws_rds_db_instance',
+  'aws_vpc_nat_gateway',
+  'aws_vpc_subnet',
+  'aws_elasticache_replication_group',
+]);
+
 export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
   const tools: AgentTool[] = [
     {
@@ -441,7 +454,15 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             seeds.push(k);
           });
           if (!seeds.length) return { found: false, availability_zone: az };
-          trigger = { availability_zone: az, resources_in_it: seeds.length };
+          // The zone's own notable resources that go down with it (a single-AZ database, its NAT gateway…).
+          const lost = seeds
+            .filter((k) => NOTABLE.has(g.nodes[k]!.type) && g.nodes[k]!.type !== 'aws_vpc_subnet')
+            .slice(0, 50)
+            .map((k) => {
+              const n = g.nodes[k]!;
+              return { arn: n.arn, native_id: n.native_id, name: n.name, type: n.type };
+            });
+          trigger = { availability_zone: az, resources_in_it: seeds.length, lost_in_zone: lost };
         }
         const down = simulateFailure(g, seeds);
         const seedSet = new Set(seeds);
@@ -462,16 +483,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             via: r?.via ?? [],
           };
         };
-        const notable = new Set([
-          'aws_ec2_instance',
-          'aws_ec2_target_group',
-          'aws_ec2_application_load_balancer',
-          'aws_route53_record',
-          'aws_rds_db_instance',
-          'aws_vpc_nat_gateway',
-          'aws_vpc_subnet',
-          'aws_elasticache_replication_group',
-        ]);
+        const notable = NOTABLE;
         const fails = [...reached.keys()].filter((k) => down[k] && notable.has(g.nodes[k]!.type));
         const degraded = [...reached.keys()].filter((k) => !down[k] && notable.has(g.nodes[k]!.type));
         const byDepth = (a: number, b: number) => reached.get(a)!.depth - reached.get(b)!.depth || a - b;
@@ -613,6 +625,62 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
           steps: r.steps,
         }));
         return { runbooks, count: runbooks.length };
+      },
+    },
+    {
+      name: 'add_up',
+      description:
+        'Add up, from the data itself, the monthly costs of some resources (ARNs, native ids or names) and the monthly savings of some findings (ids): each value with its resource or finding, and the totals. For any figure an answer would otherwise add up by hand.',
+      input: z.object({
+        resources: z.array(z.string().min(1)).max(200).default([]),
+        findings: z.array(z.string().uuid()).max(200).default([]),
+      }),
+      async execute(i) {
+        const resources = i.resources.length
+          ? await db
+              .selectFrom('resources')
+              .select(['arn', 'native_id', 'name', 'type', 'monthly_cost'])
+              .where('tenant_id', '=', tenantId)
+              .where('deleted_at', 'is', null)
+              .where((eb) =>
+                eb.or([
+                  eb('arn', 'in', i.resources),
+                  eb('native_id', 'in', i.resources),
+                  eb('name', 'in', i.resources),
+                ]),
+              )
+              .orderBy('monthly_cost', 'desc')
+              .limit(500)
+              .execute()
+          : [];
+        const findings = i.findings.length
+          ? await db
+              .selectFrom('findings')
+              .select(['id', 'title', 'estimated_savings as monthly_savings'])
+              .where('tenant_id', '=', tenantId)
+              .where('id', 'in', i.findings)
+              .orderBy('estimated_savings', 'desc')
+              .execute()
+          : [];
+        // Cents, so the totals are exact.
+        const cents = (v: unknown) => Math.round(Number(v ?? 0) * 100);
+        const found = new Set(resources.flatMap((r) => [r.arn, r.native_id, r.name ?? '']));
+        return {
+          resources: resources.map((r) => ({
+            ...r,
+            monthly_cost: r.monthly_cost === null ? null : Number(r.monthly_cost),
+          })),
+          resources_monthly_cost_total: resources.reduce((t, r) => t + cents(r.monthly_cost), 0) / 100,
+          findings: findings.map((f) => ({
+            ...f,
+            monthly_savings: f.monthly_savings === null ? null : Number(f.monthly_savings),
+          })),
+          findings_monthly_savings_total: findings.reduce((t, f) => t + cents(f.monthly_savings), 0) / 100,
+          not_found: [
+            ...i.resources.filter((r: string) => !found.has(r)),
+            ...i.findings.filter((id: string) => !findings.some((f) => f.id === id)),
+          ],
+        };
       },
     },
     {

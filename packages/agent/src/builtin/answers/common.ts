@@ -242,7 +242,9 @@ export function candidatesOf(text: string): string[] {
 /** The plain words of a phrase that could be part of a name, longest first. */
 function searchWords(text: string): string[] {
   const ws = words(text).filter((w) => w.length >= 3 && !FILLER.has(w) && !/[-_./]/.test(w));
-  return [...new Set(ws)].sort((a, b) => b.length - a.length);
+  // Words that only say the kind ("dynamodb", "table") name no particular resource: the others first.
+  const kind = (w: string) => TYPE_WORDS.some(([re]) => re.test(w)) || /^(?:aws|amazon|iam|ec2|s3)$/.test(w);
+  return [...new Set(ws)].sort((a, b) => Number(kind(a)) - Number(kind(b)) || b.length - a.length);
 }
 
 /**

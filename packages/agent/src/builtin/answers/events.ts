@@ -17,8 +17,10 @@ import {
   findingLine,
   label,
   quoted,
+  resolveResource,
   resourceOfFinding,
   skippedNote,
+  typeHint,
   unavailable,
   type Ctx,
   type Handler,
@@ -113,7 +115,7 @@ export const incident: Handler = async (ctx) => {
   const prompt = req.prompt.toLowerCase();
   // Incident records first: the open ones are named, so an answer never says there are none when there are.
   let openIncidents: Array<{ id: string; title: string; severity: string; status: string }> | undefined;
-  if (box.has('list_incidents') && (req.incidentName || /\b(?:incidents?|outages?)\b/.test(prompt))) {
+  if (box.has('list_incidents')) {
     openIncidents = ok(
       await box.call<{ incidents: Array<{ id: string; title: string; severity: string; status: string }> }>(
         'list_incidents',
@@ -134,6 +136,7 @@ export const incident: Handler = async (ctx) => {
         ? `${openNote.trim()} Here is what the alerts and the inventory changes show.`
         : 'No incident record is open in this tenant, so this is reconstructed from the alerts and the inventory changes.',
     );
+  else if (openIncidents?.length) parts.push(`${openNote.trim()} The alerts and the changes around them:`);
   const alerts = ok(await box.call<RecentAlerts>('recent_alerts', { days }))?.alerts ?? [];
   const changes = box.has('recent_changes')
     ? ok(await box.call<RecentChanges>('recent_changes', { days }))
@@ -239,6 +242,14 @@ async function changeScope(ctx: Ctx): Promise<ResourceDetail | { missing: string
       (c) => !/\s/.test(c) && /[-_./]/.test(c),
     );
   }
+  if (!ref && req.target && typeHint(req.target)) {
+    // "who changed the payments database?": a resource by the kind and the words the question gives.
+    const res = await resolveResource(
+      ctx,
+      req.target.replace(/\b(?:the )?(?:last|past|previous|since|this)\b.*$/i, ''),
+    );
+    if (res.status === 'resource') return res.resource;
+  }
   if (!ref) return undefined;
   const r = ok(await box.call<ResourceDetail | NotFound>('get_resource', { resource: ref }));
   return r?.found ? r : { missing: ref };
@@ -277,11 +288,33 @@ export const changes: Handler = async (ctx) => {
   const found = await changeScope(ctx);
   const scope = found && !('missing' in found) ? found : undefined;
   // One resource's changes are rarely from the last day alone: its window is the last week unless told.
-  const days = req.days ?? (found ? 7 : 1);
+  // "What did alice do?": a person's changes are looked for over the longest window unless told.
+  const actorAsked =
+    /\bwhat (?:did|has|have) (?!we\b|you\b|i\b|they\b|it\b)[a-z][\w.-]* (?:do|done|been doing|touch|modif|delet|creat|updat|edit|launch|terminat|chang)/i.test(
+      req.prompt,
+    );
+  const days = req.days ?? (found ? 7 : actorAsked ? 30 : 1);
   const out = ok(await box.call<RecentChanges>('recent_changes', { days }));
   if (!out) return 'The changes could not be read in this turn.';
   const window = windowText(days, out.since);
-  if (scope) return resourceChanges(scope, out, window);
+  if (scope) {
+    const parts = [resourceChanges(scope, out, window)];
+    // Before and after, from snapshot history: what the change did to the resource's settings.
+    if (box.has('graph_drift')) {
+      const drift = ok(await box.call<GraphDriftOut>('graph_drift', { days }));
+      const mine = (drift?.changed ?? []).filter((c) => c.arn === scope.arn);
+      const lines = mine.flatMap((c) =>
+        c.fields
+          .filter((f) => isScalar(f.before) && isScalar(f.after))
+          .map(
+            (f) =>
+              `${f.path}: ${JSON.stringify(f.before)} → ${JSON.stringify(f.after)}${c.actor ? ` (by ${actorName(c.actor)}, ${c.event ?? 'change'})` : ''}`,
+          ),
+      );
+      if (lines.length) parts.push(`Before → after (drift between snapshots):\n${bullets(lines)}`);
+    }
+    return parts.join('\n\n');
+  }
   const missing =
     found && 'missing' in found
       ? `I found no resource ${quoted(ctx, found.missing) ? `called ${quoted(ctx, found.missing)}` : 'with the name or id you gave'} in the inventory, so here is everything that changed instead.\n\n`

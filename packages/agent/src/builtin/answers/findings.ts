@@ -486,3 +486,20 @@ function composePick(details: FindingDetail[], by: 'expensive' | 'savings' | 'se
     `\n\nRanked${by === 'expensive' ? ' by the monthly cost of the resources they are on' : by === 'savings' ? ' by savings' : ' by severity'}:\n${numbered(lines)}`
   );
 }
+
+// ---------------------------------------------------------------- questions no intent names
+
+/**
+ * A question about the tenant's cloud that no intent of the table names ("which IAM users have old access
+ * keys?", "are any buckets public?"): the open findings whose titles share its rarest words, best first;
+ * else what a resource it names says; else it says it could not tell. Undefined when nothing matched.
+ */
+export async function matchingFindings(ctx: Ctx): Promise<string | undefined> {
+  if (!ctx.box.has('list_findings')) return undefined;
+  const pool = await allFindings(ctx);
+  const ranked = rankFindings(pool, ctx.req.prompt);
+  const best = ranked[0]?.score ?? 0;
+  if (best < 3) return undefined;
+  const top = ranked.filter((r) => r.score >= best * 0.6).slice(0, 8);
+  return `The open findings that match what you asked (by the words of their titles), best match first:\n${numbered(top.map((r) => findingLine(r.finding)))}\nAsk "how do I fix the first one?" for its steps.`;
+}

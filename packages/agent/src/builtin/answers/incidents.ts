@@ -42,22 +42,45 @@ interface TimelineOut {
 const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/i;
 
 /** Whether the incident records answer this prompt (rather than the alerts and changes alone). */
+const SEV = /\bsev ?[1-4]\b|\bseverity[- ]?[1-4]\b/;
+const LATEST =
+  /\b(?:latest|most recent|newest|last(?! (?:night|week|month|day|\d|few|two|three|seven|hours?))|current)\b/;
+const OPEN_NOW =
+  /\b(?:open|active|ongoing|on-?going|unresolved|not (?:yet )?resolved|in progress|still (?:open|going|running)|going on|happening|live|current(?:ly)?|right now)\b/;
+const PAST = /\b(?:resolved|closed|past|previous|earlier|history|historical|so far|ever|had)\b/;
+const LISTING = /\b(?:which|what|list|any|show|how many|are there|is there|do we have|have we got|all)\b/;
+
+/** Whether the incident records answer this prompt (rather than the alerts and changes alone). */
 export function asksIncidentRecords(prompt: string, bound: string | undefined): boolean {
   const lower = prompt.toLowerCase();
   if (/\bincidents?\b/.test(lower) && UUID.test(lower)) return true;
+  // "the latest SEV1", "what is happening with the SEV2?", "any open sev1s?"
   if (
-    /\b(?:latest|last|most recent|newest)\b.*\bsev ?[1-4]\b|\bsev ?[1-4]\b.*\b(?:latest|last|most recent|newest)\b/.test(
-      lower,
-    )
+    SEV.test(lower) &&
+    (LATEST.test(lower) ||
+      OPEN_NOW.test(lower) ||
+      /\bstatus\b|\brecur\w*|\bhappened before\b|\bseen before\b|\bagain\b|\brepeat\w*|\bsimilar\b/.test(
+        lower,
+      ))
   )
     return true;
+  if (/\bincidents\b/.test(lower) && LISTING.test(lower) && OPEN_NOW.test(lower)) return true;
+  // "show me all incidents", "how many incidents have we had?", "which incidents were resolved?"
   if (
-    /\b(?:which|what|list|any|show)\b.*\bincidents\b.*\b(?:open|active|ongoing|unresolved|going on)\b/.test(
-      lower,
-    )
+    /\bincidents\b/.test(lower) &&
+    (LISTING.test(lower) ||
+      PAST.test(lower) ||
+      /\b(?:incidents (?:so far|on record)|all incidents)\b/.test(lower)) &&
+    !/\b(?:last night|overnight|what happened)\b/.test(lower)
   )
     return true;
-  if (/\b(?:open|active|ongoing|unresolved)\s+incidents\b/.test(lower)) return true;
+  if (/\b(?:open|active|ongoing|unresolved|current)\s+incidents?\b/.test(lower)) return true;
+  if (
+    /\bincident\b/.test(lower) &&
+    LATEST.test(lower) &&
+    !/\bon\s+\S+/.test(lower.split('incident')[1] ?? '')
+  )
+    return true;
   if (
     bound &&
     /\b(?:this|the) (?:incident|outage)\b|\bwhat(?:'s| is) (?:happening|going on)\b|\bstatus\b|\bsummar/.test(
@@ -120,8 +143,24 @@ export async function incidentRecords(ctx: Ctx, bound: string | undefined): Prom
   const { box, req } = ctx;
   const lower = req.prompt.toLowerCase();
   const id = UUID.exec(req.prompt)?.[0] ?? bound;
-  const sev = /\bsev ?([1-4])\b/.exec(lower);
-  if (sev && /\b(?:latest|last|most recent|newest)\b/.test(lower)) {
+  const sev = /\bsev(?:erity)?[- ]?([1-4])\b/.exec(lower);
+  const latestIncident =
+    /\bincident\b/.test(lower) &&
+    !/\bincidents\b/.test(lower) &&
+    (LATEST.test(lower) || OPEN_NOW.test(lower));
+  if (latestIncident && !sev && !id) {
+    // "the open incident" is the newest one not resolved; "the latest incident" the newest of all.
+    const out = ok(
+      await box.call<IncidentList>('list_incidents', {
+        limit: 1,
+        ...(LATEST.test(lower) ? {} : { status: 'active' }),
+      }),
+    );
+    const latest = out?.incidents[0];
+    if (!latest) return 'There is no incident on record.';
+    return `The ${LATEST.test(lower) ? 'latest' : 'open'} incident is ${line(latest)}.\n\n${await describeIncident(ctx, latest.id)}`;
+  }
+  if (sev && (LATEST.test(lower) || !OPEN_NOW.test(lower))) {
     const severity = `SEV${sev[1]}`;
     const out = ok(await box.call<IncidentList>('list_incidents', { severity, limit: 1 }));
     const latest = out?.incidents[0];
@@ -129,10 +168,39 @@ export async function incidentRecords(ctx: Ctx, bound: string | undefined): Prom
     return `The latest ${severity} incident is ${line(latest)}.\n\n${await describeIncident(ctx, latest.id)}`;
   }
   if (id && (UUID.test(req.prompt) || !/\bincidents\b/.test(lower))) return describeIncident(ctx, id);
-  const out = ok(await box.call<IncidentList>('list_incidents', { status: 'active', limit: 20 }));
+  const severity = sev ? `SEV${sev[1]}` : undefined;
+  const kind = severity ? `${severity} incident` : 'incident';
+  // Resolved ones, or every one on record, when the question asks for them rather than the open ones.
+  const wants = OPEN_NOW.test(lower)
+    ? 'active'
+    : /\b(?:resolved|closed)\b/.test(lower)
+      ? 'resolved'
+      : /\bincidents\b/.test(lower)
+        ? 'all'
+        : 'active';
+  if (wants !== 'active') {
+    const all = ok(
+      await box.call<IncidentList>('list_incidents', {
+        limit: 20,
+        ...(wants === 'resolved' ? { status: 'resolved' } : {}),
+        ...(severity ? { severity } : {}),
+      }),
+    );
+    if (!all) return 'The incidents could not be read in this turn.';
+    const what = wants === 'resolved' ? `resolved ${kind}` : kind;
+    if (!all.incidents.length) return `There is no ${what} on record.`;
+    return `${all.total} ${all.total === 1 ? what : `${what}s`} on record, newest first:\n${bullets(all.incidents.map(line))}`;
+  }
+  const out = ok(
+    await box.call<IncidentList>('list_incidents', {
+      status: 'active',
+      limit: 20,
+      ...(severity ? { severity } : {}),
+    }),
+  );
   if (!out) return 'The incidents could not be read in this turn.';
-  if (!out.incidents.length) return 'No incident is open: every incident on record is resolved.';
-  return `${out.total} ${out.total === 1 ? 'incident is' : 'incidents are'} not resolved, newest first:\n${bullets(out.incidents.map(line))}`;
+  if (!out.incidents.length) return `No ${kind} is open: every ${kind} on record is resolved.`;
+  return `${out.total} ${out.total === 1 ? `${kind} is` : `${kind}s are`} not resolved, newest first:\n${bullets(out.incidents.map(line))}`;
 }
 
 interface Related {

@@ -2,9 +2,10 @@
 import type { FindingDetail, FindingList, LearningList, RecentAlerts, RunbookList } from '../shapes';
 import { ok } from '../toolbox';
 import { when } from '../text';
-import { composeFinding } from './findings';
+import { composeFinding, rankFindings } from './findings';
 import { serviceAnswer } from './resources';
 import {
+  allFindings,
   bullets,
   bySeverity,
   findingLine,
@@ -200,7 +201,19 @@ export const runbook: Handler = async (ctx) => {
         `What the data does say: ${await serviceAnswer(ctx, res.service, res.resources)}`,
       ].join('\n\n');
     }
-    if (res.status === 'not-found' || res.status === 'ambiguous') return unresolvedAnswer(ctx, res);
+    if (res.status === 'not-found' || res.status === 'ambiguous') {
+      // "a runbook for RDS without backups": the finding those words describe, and its runbooks.
+      const top = ctx.box.has('list_findings') ? rankFindings(await allFindings(ctx), topic)[0] : undefined;
+      if (top && top.score >= 3) {
+        const found = await call({ finding_id: top.finding.id });
+        return [
+          `The open finding that matches ${quoted(ctx, topic) ?? 'what you asked'} best is ${findingLine(top.finding, false)}.`,
+          found.length ? `The runbook for it: ${runbookBlock(found[0]!)}` : 'No runbook applies to it.',
+          ...otherRunbooks(found.slice(1)),
+        ].join('\n\n');
+      }
+      return unresolvedAnswer(ctx, res);
+    }
   }
   const all = await call({ limit: 20 });
   return all.length
@@ -225,4 +238,6 @@ export const help: Handler = async () =>
   `I am the built-in offline engine: I answer from your inventory, findings, alerts and changes through read-only tools, and cite the ids I rely on. I can tell you:\n${bullets(CAPABILITIES)}\nFollow-ups work too: "and the security ones?", "which of those is the most expensive?", "tell me more about the first one".`;
 
 export const unknown: Handler = async (ctx) =>
-  `I could not tell what you are asking${ctx.req.prompt ? '' : ' (the message was empty)'}, so I looked nothing up rather than guess. I can answer:\n${bullets(CAPABILITIES)}`;
+  ctx.req.prompt
+    ? `I can't answer that from this tenant's data: it matches nothing I can see for this tenant (its inventory, findings, incidents, changes, costs and learnings), so I did not guess. I can answer:\n${bullets(CAPABILITIES)}`
+    : `The message was empty, so I looked nothing up. I can answer:\n${bullets(CAPABILITIES)}`;

@@ -14,7 +14,7 @@ import type {
   WhatIfOut,
 } from '../shapes';
 import { ok } from '../toolbox';
-import { actorName, idsIn, money, num, when } from '../text';
+import { actorName, idsIn, money, num, when, words } from '../text';
 import {
   alsoNamedNote,
   resourceOfFinding,
@@ -321,6 +321,10 @@ async function zoneLoss(ctx: Ctx, az: string): Promise<string> {
   const parts = [
     `If ${out.availability_zone} failed, ${out.fails_count} ${out.fails_count === 1 ? 'resource' : 'resources'} outside it would fail with it, from the dependency graph (pools respected: a target group keeps serving while one of its targets does).`,
   ];
+  if (out.lost_in_zone?.length)
+    parts.push(
+      `Lost with the zone itself (in ${out.availability_zone}, no standby elsewhere):\n${bullets(out.lost_in_zone.map((r) => `${label(r)} — ${r.type}`))}`,
+    );
   if (out.services_down.length)
     parts.push(
       `Services that go down (load balancers left with no working target):\n${bullets(out.services_down.map((r) => `${label(r)} — via ${r.via.join(' → ')}`))}`,
@@ -333,10 +337,15 @@ async function zoneLoss(ctx: Ctx, az: string): Promise<string> {
     );
   if (out.degraded_count)
     parts.push(
-      `Degraded but still serving: ${out.degraded_count} (for example ${out.degraded
-        .slice(0, 3)
-        .map((r) => label(r))
-        .join(', ')}).`,
+      `Degraded but still serving (${out.degraded_count}, groups and pools that keep part of their capacity):\n${bullets(
+        [...out.degraded]
+          .sort(
+            (a, b) =>
+              Number(b.type === 'aws_ec2_autoscaling_group') - Number(a.type === 'aws_ec2_autoscaling_group'),
+          )
+          .slice(0, 20)
+          .map((r) => `${label(r)} — ${r.type}`),
+      )}`,
     );
   return parts.join('\n\n');
 }
@@ -380,16 +389,22 @@ export const blast: Handler = async (ctx) => {
 export const risks: Handler = async (ctx) => {
   if (!ctx.box.has('graph_risks')) return unavailable(ctx, ['graph_risks'], 'find single points of failure');
   const toxicOnly = /\btoxic\b/.test(ctx.req.prompt.toLowerCase());
-  const out = ok(
-    await ctx.box.call<GraphRisksOut>('graph_risks', toxicOnly ? { kind: 'toxic_combination' } : {}),
+  // Each count is the tool's own total for its kind (never a count of the page the engine holds).
+  const toxicOut = ok(
+    await ctx.box.call<GraphRisksOut>('graph_risks', { kind: 'toxic_combination', limit: 50 }),
   );
-  if (!out) return 'The risks could not be computed in this turn.';
-  if (!out.total)
+  const spofOut = toxicOnly
+    ? undefined
+    : ok(await ctx.box.call<GraphRisksOut>('graph_risks', { kind: 'spof', limit: 50 }));
+  if (!toxicOut || (!toxicOnly && !spofOut)) return 'The risks could not be computed in this turn.';
+  if (!toxicOut.total && !spofOut?.total)
     return toxicOnly
       ? 'The graph shows no toxic combination: no Internet-exposed instance reaches a data store with problems in several domains or sensitive data.'
       : 'The graph shows no single point of failure and no toxic combination in the current inventory.';
-  const spofs = out.risks.filter((r) => r.kind === 'spof');
-  const toxic = out.risks.filter((r) => r.kind === 'toxic_combination');
+  const spofs = spofOut?.risks ?? [];
+  const toxic = toxicOut.risks;
+  const spofTotal = spofOut?.total ?? 0;
+  const toxicTotal = toxicOut.total;
   const line = (r: GraphRisksOut['risks'][number]) =>
     `[${r.severity}] ${r.title} — ${r.reason} Resources: ${r.resources
       .slice(0, 4)
@@ -397,8 +412,8 @@ export const risks: Handler = async (ctx) => {
       .join(', ')}${r.finding_ids.length ? `. Findings: ${r.finding_ids.slice(0, 4).join(', ')}` : ''}`;
   const parts = [
     toxicOnly
-      ? `From the dependency graph of the current inventory: ${toxic.length} toxic ${toxic.length === 1 ? 'combination' : 'combinations'}.`
-      : `From the dependency graph of the current inventory: ${spofs.length} single ${spofs.length === 1 ? 'point' : 'points'} of failure and ${toxic.length} toxic ${toxic.length === 1 ? 'combination' : 'combinations'}, most severe first.`,
+      ? `From the dependency graph of the current inventory: ${toxicTotal} toxic ${toxicTotal === 1 ? 'combination' : 'combinations'}.`
+      : `From the dependency graph of the current inventory: ${spofTotal} single ${spofTotal === 1 ? 'point' : 'points'} of failure and ${toxicTotal} toxic ${toxicTotal === 1 ? 'combination' : 'combinations'}, most severe first.`,
   ];
   if (spofs.length && !toxicOnly)
     parts.push(`Single points of failure:\n${numbered(spofs.slice(0, 12).map(line))}`);
@@ -439,6 +454,15 @@ export const neighbours: Handler = async (ctx) => {
 };
 
 /** "What costs the most?" — the spend by type, the most expensive resources, and the savings at stake. */
+const COST_FILLER = new Set(
+  (
+    'month monthly each every year yearly total cost costs costing spend spending spent paying much what ' +
+    'does have with that this there their them they from into about over under most least more less ' +
+    'whole entire overall please right currently today service services resource resources thing things ' +
+    'together combined altogether numbers added show running'
+  ).split(' '),
+);
+
 export const costs: Handler = async (ctx) => {
   const { box, req } = ctx;
   if (!box.has('search_resources') && !box.has('inventory_sql'))
@@ -447,6 +471,45 @@ export const costs: Handler = async (ctx) => {
   const account = await resolveAccount(ctx, f.account);
   if (account.status === 'unknown')
     return `I found no account ${quoted(ctx, account.text) ? `called ${quoted(ctx, account.text)}` : 'with the id or name you gave'} in the inventory.`;
+  // "How much does prod-payments-db cost?": one resource the question names, its own monthly cost.
+  if (box.has('get_resource')) {
+    const kebab = [...req.prompt.matchAll(/\b[a-z0-9]+(?:[-_.][a-z0-9]+)+\b/gi)].map((m) => m[0]);
+    // A plain word of the question can be a name too ("the bastion host"), when it is no kind or filler word.
+    const plain = kebab.length
+      ? []
+      : words(req.target ?? '')
+          .filter((w) => w.length >= 4 && !/[-_./]/.test(w) && !COST_FILLER.has(w) && !typeHint(w))
+          .slice(0, 2);
+    const names = [
+      ...req.ids.filter((i) => i.kind !== 'finding').map((i) => i.id),
+      ...kebab,
+      ...plain,
+    ].filter((n) => n.toLowerCase() !== f.service?.toLowerCase() && !/^us-[a-z]+-\d[a-z]?$/i.test(n));
+    for (const ref of [...new Set(names)].slice(0, 3)) {
+      const r = ok(await box.call<ResourceDetail | NotFound>('get_resource', { resource: ref }));
+      if (!r?.found) continue;
+      return num(r.monthly_cost) !== null
+        ? `${label(r)}, an ${r.type}, costs ${money(r.monthly_cost)} a month (its recorded monthly cost).`
+        : `No monthly cost is recorded for ${label(r)} (an ${r.type}).`;
+    }
+  }
+  // "Which service costs the most?": the spend of each service tag, from the inventory.
+  if (
+    box.has('inventory_sql') &&
+    !f.service &&
+    /\b(?:which|what) services?\b|\b(?:by|per|each|every) service\b|\bservices? (?:cost|spend)/.test(
+      req.prompt.toLowerCase(),
+    )
+  ) {
+    const bySvc = await sql(
+      ctx,
+      `select tags->>'service' as service, count(*)::int as resources, round(sum(monthly_cost)::numeric, 2) as monthly_cost from resources where deleted_at is null and monthly_cost is not null and tags->>'service' is not null group by 1 order by 3 desc limit 10`,
+    );
+    if (bySvc?.rows.length) {
+      const top = bySvc.rows[0]!;
+      return `By service tag, the one that costs the most is ${String(top.service)}, at ${money(top.monthly_cost)} a month. The services by monthly cost, largest first:\n${numbered(bySvc.rows.map((r) => `${String(r.service)} — ${money(r.monthly_cost)}/month over ${String(r.resources)} ${Number(r.resources) === 1 ? 'resource' : 'resources'}`))}`;
+    }
+  }
   // "our most expensive databases": the type the words imply narrows it (an account is a filter, not a type).
   const hinted = typeHint(req.prompt);
   const type = hinted && hinted[0] !== 'aws_account' ? hinted : undefined;
