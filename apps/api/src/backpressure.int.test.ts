@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JobProducer } from '@opsi/jobs';
 import { createLogger } from '@opsi/logger';
-import { createRedis } from '@opsi/redis';
+import { AgentBudget } from '@opsi/core';
+import { createRedis, startEmbeddedRedis } from '@opsi/redis';
 import {
   createTenantWithUser,
   createTestContext,
@@ -172,6 +173,45 @@ describe('Redis refusing writes at maxmemory (noeviction)', () => {
       expect(await runs(member.tenant.id)).toBe(1);
     } finally {
       admin.disconnect();
+    }
+  });
+});
+
+describe('the budget refund of a refused request', () => {
+  it('gives the unit back even when Redis refuses writes at maxmemory (a 503 at the edge spends nothing)', async () => {
+    const redis = await startDrillRedis();
+    const admin = createRedis(redis.url, 'command');
+    try {
+      const budget = new AgentBudget(admin, 'p');
+      expect(await budget.spend('tok', 5)).toMatchObject({ ok: true, used: 1 });
+      // Well past maxmemory (noeviction): every write that may grow memory is refused.
+      await admin.config('SET', 'maxmemory-policy', 'noeviction');
+      await admin.config('SET', 'maxmemory', '1');
+      // Redis refuses writes now: a plain DECR (the refund as it was) is refused; the refund still lands.
+      await expect(admin.decr('p:budget:tok:' + new Date().toISOString().slice(0, 10))).rejects.toThrow(
+        /OOM/,
+      );
+      await budget.refund('tok');
+      expect(await budget.used('tok')).toBe(0);
+    } finally {
+      admin.disconnect();
+      await redis.destroy();
+    }
+  });
+
+  it('works on a server without script flags (the embedded Redis of npm start)', async () => {
+    const embedded = await startEmbeddedRedis();
+    const client = createRedis(embedded.url, 'command');
+    try {
+      const budget = new AgentBudget(client, 'p');
+      await budget.spend('tok', 5);
+      await budget.spend('tok', 5);
+      await budget.refund('tok');
+      await budget.refund('tok');
+      expect(await budget.used('tok')).toBe(0);
+    } finally {
+      client.disconnect();
+      await embedded.close();
     }
   });
 });

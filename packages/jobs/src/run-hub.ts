@@ -102,7 +102,7 @@ export class RunStreamHub {
     const subscription = { close: () => this.remove(sub) };
     if (options.fresh && afterSeq === 0) {
       this.watch(sub);
-      await this.wake();
+      await this.wakeSoon();
       return subscription;
     }
     let replayed = false;
@@ -131,8 +131,19 @@ export class RunStreamHub {
       }
     }
     this.watch(sub);
-    await this.wake();
+    await this.wakeSoon();
     return subscription;
+  }
+
+  /**
+   * Wakes the blocked read so it includes a new subscriber at once. If the wake-up cannot be written (Redis
+   * at maxmemory refuses the XADD), the subscriber is not lost: the read includes it when its block ends
+   * (BLOCK_MS); the run it follows is already queued, so failing the request here would only hide it.
+   */
+  private async wakeSoon() {
+    await this.wake().catch((err) =>
+      this.logger?.warn({ err }, 'run stream wake-up failed; the next read includes it'),
+    );
   }
 
   /** Adds a subscriber to the live read. */

@@ -8,15 +8,21 @@ used = redis.call('INCR', KEYS[1])
 if used == 1 then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[2])) end
 return used
 `;
-const REFUND_LUA = `
+const REFUND_BODY = `
 local used = tonumber(redis.call('GET', KEYS[1]) or '0')
 if used > 0 then return redis.call('DECR', KEYS[1]) end
 return 0
 `;
+// A refund must work when Redis is at maxmemory (noeviction): that is exactly when a request that spent
+// a unit is refused with 503, and a refund refused too would keep the unit spent. Redis 7's `allow-oom`
+// script flag lets this one DECR of an existing key through. Servers without script flags (Redis 6.2, the
+// embedded js-redis-server) refuse the shebang line; the plain script is used there.
+const REFUND_LUA_ALLOW_OOM = `#!lua flags=allow-oom${REFUND_BODY}`;
 
 type BudgetRedis = Redis & {
   opsiSpendBudget(key: string, limit: number, ttl: number): Promise<number>;
   opsiRefundBudget(key: string): Promise<number>;
+  opsiRefundBudgetAllowOom(key: string): Promise<number>;
 };
 
 /** Seconds from `now` until the next 00:00 UTC (at least 1). */
@@ -26,6 +32,9 @@ export function secondsUntilUtcMidnight(now: Date): number {
 }
 
 export type BudgetDecision = { ok: true; used: number } | { ok: false; retryAfterSeconds: number };
+
+/** Per connection: whether the server runs scripts with flags (known after the first refund). */
+const scriptFlags = new WeakMap<Redis, boolean>();
 
 /** The daily agent budget: units per token per UTC day, counted in Redis. */
 export class AgentBudget {
@@ -38,7 +47,8 @@ export class AgentBudget {
     this.redis = redis as BudgetRedis;
     if (typeof this.redis.opsiSpendBudget !== 'function') {
       redis.defineCommand('opsiSpendBudget', { numberOfKeys: 1, lua: SPEND_LUA });
-      redis.defineCommand('opsiRefundBudget', { numberOfKeys: 1, lua: REFUND_LUA });
+      redis.defineCommand('opsiRefundBudget', { numberOfKeys: 1, lua: REFUND_BODY });
+      redis.defineCommand('opsiRefundBudgetAllowOom', { numberOfKeys: 1, lua: REFUND_LUA_ALLOW_OOM });
     }
   }
 
@@ -55,7 +65,20 @@ export class AgentBudget {
 
   /** Gives back a unit spent by a request that then failed before its run was queued. */
   async refund(tokenId: string, now = new Date()): Promise<void> {
-    await this.redis.opsiRefundBudget(this.key(tokenId, now));
+    const key = this.key(tokenId, now);
+    if (scriptFlags.get(this.redis) !== false) {
+      try {
+        await this.redis.opsiRefundBudgetAllowOom(key);
+        scriptFlags.set(this.redis, true);
+        return;
+      } catch (err) {
+        // Only a server that cannot read the shebang line falls back; any other error is the refund's.
+        if (scriptFlags.get(this.redis) === true || !/unexpected symbol|shebang|flags/i.test(String(err)))
+          throw err;
+        scriptFlags.set(this.redis, false);
+      }
+    }
+    await this.redis.opsiRefundBudget(key);
   }
 
   /** Units used today by a token. */
