@@ -1,0 +1,3 @@
+import type { Drill } from './lib/types';
+
+export const drill: Drill = { name: 'audit', async run() { throw new Error('not written yet'); } };
