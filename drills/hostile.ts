@@ -10,6 +10,7 @@ import type { Drill, DrillTenant } from './lib/types';
 // its own, so each lane can count its tenant's rows around every request that may write.
 // Expected: no 5xx; every refusal is {detail} (or Node's own 431) and leaves every row count as it was.
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenAPI documents and JSON answers
 type Json = Record<string, any>;
 type Credential = 'read_write' | 'read' | 'session' | 'unknown token';
 const CREDENTIALS: Credential[] = ['read_write', 'read', 'session', 'unknown token'];
@@ -38,7 +39,8 @@ function headersFor(doc: Json, c: HostileCase, tenant: DrillTenant, credential: 
 
 export const drill: Drill = {
   name: 'hostile',
-  description: '10,000 hostile requests over every route of the OpenAPI document, both APIs, every credential',
+  description:
+    '10,000 hostile requests over every route of the OpenAPI document, both APIs, every credential',
   timeoutMs: 420_000,
   async run(ctx) {
     const total = ctx.scale(10_000, 300);
@@ -46,8 +48,13 @@ export const drill: Drill = {
     const base0 = ctx.stack.apis[0]!.url;
     const doc = (await (await fetch(`${base0}/api/v1/openapi.json`)).json()) as Json;
     const all = hostileCases(doc);
-    const routes = Object.values(doc.paths as Json).reduce((a: number, ops) => a + Object.keys(ops as Json).length, 0);
-    ctx.log(`${all.length} distinct hostile cases over ${routes} operations; ${total} requests in ${lanes} lanes`);
+    const routes = Object.values(doc.paths as Json).reduce(
+      (a: number, ops) => a + Object.keys(ops as Json).length,
+      0,
+    );
+    ctx.log(
+      `${all.length} distinct hostile cases over ${routes} operations; ${total} requests in ${lanes} lanes`,
+    );
     // A stride coprime with the case count walks every case once per pass, spread over every operation
     // (so the quick run touches them all too).
     const gcd = (a: number, b: number): number => (b ? gcd(b, a % b) : a);
@@ -74,7 +81,9 @@ export const drill: Drill = {
           const res = await fetch(`${api.url}${c.path}`, {
             method: c.method,
             headers: { ...headersFor(doc, c, tenant, credential), ...c.headers },
-            ...(c.body !== undefined ? { body: typeof c.body === 'string' ? c.body : new Uint8Array(c.body) } : {}),
+            ...(c.body !== undefined
+              ? { body: typeof c.body === 'string' ? c.body : new Uint8Array(c.body) }
+              : {}),
             signal: AbortSignal.any([controller.signal, AbortSignal.timeout(30_000)]),
           });
           status = res.status;
@@ -98,7 +107,9 @@ export const drill: Drill = {
             tally.noDetail.push(`${label}: ${status} ${text.slice(0, 100)}`);
           const changed = Object.keys(after).filter((t) => after[t] !== baseline[t]);
           if (changed.length) {
-            tally.wrote.push(`${label}: ${status} but ${changed.map((t) => `${t} ${baseline[t]}→${after[t]}`).join(', ')}`);
+            tally.wrote.push(
+              `${label}: ${status} but ${changed.map((t) => `${t} ${baseline[t]}→${after[t]}`).join(', ')}`,
+            );
             tally.rowsWritten += changed.reduce((a, t) => a + Math.abs(after[t]! - baseline[t]!), 0);
           }
         }

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { call, runAdmin } from '../test/support/index';
-import { followRun, script } from '../test/support/stack';
+import { followRun } from '../test/support/stack';
 import { alive, runsSettled, tenantRowCounts } from './lib/http';
 import type { Drill, DrillContext, DrillTenant } from './lib/types';
 
@@ -13,6 +13,7 @@ import type { Drill, DrillContext, DrillTenant } from './lib/types';
 // marker; ids and ARNs are A's when B's own answers never show them). A cross-tenant write is any change
 // to A's row counts during the sweep.
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenAPI documents and JSON answers
 type Json = Record<string, any>;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 const ARN = /arn:aws:[^"\s\\]+/g;
@@ -42,12 +43,15 @@ async function seedVictim(ctx: DrillContext, a: DrillTenant, marker: string) {
   try {
     const scan = await runAdmin(['scan', '--tenant', a.slug, '--wait'], env, { timeoutMs: 240_000 });
     if (scan.code !== 0) throw new Error(`scan: ${scan.stdout}${scan.stderr}`);
-    const findings = (await call(base, 'GET', '/api/v1/pulse/findings', { token: tw })).body.findings as Json[];
+    const findings = (await call(base, 'GET', '/api/v1/pulse/findings', { token: tw })).body
+      .findings as Json[];
     for (const f of findings.slice(0, ctx.scale(3, 1))) add('finding', f.id);
     const recs = (await call(base, 'GET', '/api/v1/pulse/recommendations', { token: tw })).body;
     for (const r of ((recs?.recommendations ?? []) as Json[]).slice(0, 2)) add('recommendation', r.id);
     if (ids.finding?.[0]) {
-      const plan = await call(base, 'POST', `/api/pulse/findings/${ids.finding[0]}/resolution-plan`, { token: tw });
+      const plan = await call(base, 'POST', `/api/pulse/findings/${ids.finding[0]}/resolution-plan`, {
+        token: tw,
+      });
       add('plan', plan.body?.id);
     }
     const resources = await ctx.stack.database.db
@@ -68,7 +72,10 @@ async function seedVictim(ctx: DrillContext, a: DrillTenant, marker: string) {
     ctx.stack.workers.splice(ctx.stack.workers.indexOf(scanner), 1);
     ctx.stack.processes.splice(ctx.stack.processes.indexOf(scanner), 1);
   }
-  const session = await call(base, 'POST', '/api/v1/sessions', { token: tw, body: { name: `${marker}-session` } });
+  const session = await call(base, 'POST', '/api/v1/sessions', {
+    token: tw,
+    body: { name: `${marker}-session` },
+  });
   add('session', session.body?.id);
   const run = await followRun(base, tw, `${marker}-prompt`, { boundMs: 60_000 });
   add('session', run.sessionId);
@@ -83,23 +90,36 @@ async function seedVictim(ctx: DrillContext, a: DrillTenant, marker: string) {
       token: tw,
       body: { body: `${marker}-note` },
     });
-  const learning = await call(base, 'POST', '/api/v1/learnings', { token: tw, body: { fact: `${marker}-fact` } });
+  const learning = await call(base, 'POST', '/api/v1/learnings', {
+    token: tw,
+    body: { fact: `${marker}-fact` },
+  });
   add('learning', learning.body?.id);
   const runbook = await call(base, 'POST', '/api/v1/runbooks', {
     token: tw,
     body: { title: `${marker}-runbook`, service: `${marker}-svc`, steps: [`${marker}-step`] },
   });
   add('runbook', runbook.body?.id);
-  const tool = await call(base, 'POST', '/api/v1/marketplace/tenant/tools', { token: tw, body: { tool_id: 'alertmanager' } });
+  const tool = await call(base, 'POST', '/api/v1/marketplace/tenant/tools', {
+    token: tw,
+    body: { tool_id: 'alertmanager' },
+  });
   add('tool', tool.body?.id);
-  const tokens = (await call(base, 'GET', '/api/v1/tokens', { token: tw })).body?.tokens as Json[] | undefined;
+  const tokens = (await call(base, 'GET', '/api/v1/tokens', { token: tw })).body?.tokens as
+    Json[] | undefined;
   for (const t of tokens ?? []) add('token', t.id);
   await runsSettled(ctx.stack, a.id, 60_000);
   return ids;
 }
 
 /** Everything a caller sees on the GET operations without path parameters (plus A's own detail pages). */
-async function harvest(base: string, doc: Json, token: string, marker: string, ids: Record<string, string[]>) {
+async function harvest(
+  base: string,
+  doc: Json,
+  token: string,
+  marker: string,
+  ids: Record<string, string[]>,
+) {
   const seen = new Set<string>();
   const texts: string[] = [];
   for (const [template, ops] of Object.entries(doc.paths as Json)) {
@@ -107,7 +127,9 @@ async function harvest(base: string, doc: Json, token: string, marker: string, i
     const paths = template.includes('{')
       ? Object.values(ids)
           .flat()
-          .map((id) => template.replace(/\{(\w+)\}/g, (_, p: string) => (p === 'seq' ? '1' : encodeURIComponent(id))))
+          .map((id) =>
+            template.replace(/\{(\w+)\}/g, (_, p: string) => (p === 'seq' ? '1' : encodeURIComponent(id))),
+          )
       : [template];
     for (const path of paths) {
       const res = await call(base, 'GET', path, { token });
@@ -131,11 +153,23 @@ export const drill: Drill = {
     const base = ctx.stack.api.url;
     const doc = (await (await fetch(`${base}/api/v1/openapi.json`)).json()) as Json;
     const ids = await seedVictim(ctx, a, marker);
-    ctx.log(`tenant A: ${Object.entries(ids).map(([k, v]) => `${v.length} ${k}`).join(', ')}`);
+    ctx.log(
+      `tenant A: ${Object.entries(ids)
+        .map(([k, v]) => `${v.length} ${k}`)
+        .join(', ')}`,
+    );
     // What only A has: everything A sees, less what B sees of its own; and A's own names.
     const mine = await harvest(base, doc, a.tokens.read_write, marker, ids);
     const theirs = await harvest(base, doc, b.tokens.read_write, marker, {});
-    const secrets = new Set([...mine.seen, a.id, a.slug, a.name, a.email, a.userId, ...Object.values(ids).flat()]);
+    const secrets = new Set([
+      ...mine.seen,
+      a.id,
+      a.slug,
+      a.name,
+      a.email,
+      a.userId,
+      ...Object.values(ids).flat(),
+    ]);
     // Whatever B sees of its own (catalog ids, shared names) is not A's.
     for (const s of secrets) if (theirs.text.includes(s)) secrets.delete(s);
     secrets.add(marker);
@@ -158,7 +192,8 @@ export const drill: Drill = {
         const props = Object.keys(
           ((): Json => {
             const s = (op as Json).requestBody?.content?.['application/json']?.schema as Json | undefined;
-            return ((s?.$ref ? doc.components.schemas[String(s.$ref).split('/').pop()!] : s)?.properties ?? {}) as Json;
+            return ((s?.$ref ? doc.components.schemas[String(s.$ref).split('/').pop()!] : s)?.properties ??
+              {}) as Json;
           })(),
         );
         for (const v of values) {
@@ -166,7 +201,11 @@ export const drill: Drill = {
           for (const q of params.filter((p) => p.in === 'query'))
             requests.push({ method: M, path: `${fill(v)}?${new URLSearchParams({ [q.name]: v })}` });
           for (const prop of M === 'GET' ? [] : props)
-            requests.push({ method: M, path: fill(v), body: JSON.stringify({ [prop]: v, prompt: 'x', name: 'x' }) });
+            requests.push({
+              method: M,
+              path: fill(v),
+              body: JSON.stringify({ [prop]: v, prompt: 'x', name: 'x' }),
+            });
         }
       }
     }
@@ -224,7 +263,12 @@ export const drill: Drill = {
     });
     return [
       row("requests with tenant A's identifiers", sent, 'info', true),
-      row("identifiers of A tried / A's values watched for", `${values.length} / ${secrets.size}`, 'info', true),
+      row(
+        "identifiers of A tried / A's values watched for",
+        `${values.length} / ${secrets.size}`,
+        'info',
+        true,
+      ),
       row('leaks (2xx body with A’s data)', leaks.length, '0', leaks.length === 0),
       row("A's rows changed by B", changed.length, '0', changed.length === 0),
       row('5xx', fiveXx.length, '0', fiveXx.length === 0),

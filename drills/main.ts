@@ -19,7 +19,7 @@ const quick = flag('quick');
 const json = flag('json');
 const onlyArg = argv.find((a) => a.startsWith('--only'));
 const only = onlyArg
-  ? (onlyArg.includes('=') ? onlyArg.split('=')[1]! : argv[argv.indexOf(onlyArg) + 1] ?? '').split(',')
+  ? (onlyArg.includes('=') ? onlyArg.split('=')[1]! : (argv[argv.indexOf(onlyArg) + 1] ?? '')).split(',')
   : undefined;
 // Full runs record their figures; quick runs (the e2e test) and partial runs do not, unless told.
 const write = flag('write') || (!quick && !only && !flag('no-write'));
@@ -60,7 +60,13 @@ async function main(): Promise<number> {
     out(`stack ready in ${Math.round((Date.now() - startedAt.getTime()) / 1000)} s`);
     for (const entry of DRILLS.filter((d) => !only || only.includes(d.name))) {
       if (overall.aborted) {
-        rows.push({ drill: entry.name, measure: 'ran', value: 'not run: overall bound', target: 'ran', pass: false });
+        rows.push({
+          drill: entry.name,
+          measure: 'ran',
+          value: 'not run: overall bound',
+          target: 'ran',
+          pass: false,
+        });
         continue;
       }
       const { drill } = await entry.load();
@@ -79,12 +85,19 @@ async function main(): Promise<number> {
         });
         const result = await Promise.race([drill.run(drillContext(stack, { quick, signal })), timedOut]);
         rows.push(...result);
-        for (const r of result) out(`  ${r.pass ? 'ok  ' : 'FAIL'} ${r.measure}: ${r.value} (target ${r.target})`);
+        for (const r of result)
+          out(`  ${r.pass ? 'ok  ' : 'FAIL'} ${r.measure}: ${r.value} (target ${r.target})`);
       } catch (e) {
         controller.abort();
         const detail = e instanceof Error ? e.message : String(e);
         out(`  FAIL ${drill.name} threw: ${e instanceof Error ? e.stack : detail}`);
-        rows.push({ drill: drill.name, measure: 'completed', value: `error: ${detail.slice(0, 120)}`, target: 'completes', pass: false });
+        rows.push({
+          drill: drill.name,
+          measure: 'completed',
+          value: `error: ${detail.slice(0, 120)}`,
+          target: 'completes',
+          pass: false,
+        });
       } finally {
         clearTimeout(timer);
       }

@@ -71,7 +71,7 @@ export const drill: Drill = {
     const tenant = await ctx.newTenant();
     const apis = ctx.stack.apis.map((a) => a.url);
     let seed = 42;
-    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const runs: Followed[] = [];
     const t0 = Date.now();
     let cycles = 0;

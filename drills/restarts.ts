@@ -27,15 +27,20 @@ function load(ctx: DrillContext, tenant: DrillTenant, clients: number) {
       try {
         const res = await fetch(`${api.url}${path}`, {
           method,
-          headers: { authorization: `Bearer ${tenant.tokens.read_write}`, 'content-type': 'application/json' },
+          headers: {
+            authorization: `Bearer ${tenant.tokens.read_write}`,
+            'content-type': 'application/json',
+          },
           ...(body ? { body: JSON.stringify(body) } : {}),
           // A bound: a request that hangs through the outage counts as a failure.
           signal: AbortSignal.timeout(30_000),
         });
         statuses.push(res.status);
         const text = await res.text();
-        if (res.status >= 500 && res.status !== 503) bad.push(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-        if (res.status === 503 && !text.includes('"detail"')) bad.push(`${method} ${path}: 503 without {detail}`);
+        if (res.status >= 500 && res.status !== 503)
+          bad.push(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+        if (res.status === 503 && !text.includes('"detail"'))
+          bad.push(`${method} ${path}: 503 without {detail}`);
       } catch (e) {
         statuses.push(-1);
         bad.push(`${method} ${path}: ${String(e)}`);
@@ -86,7 +91,7 @@ async function phase(
   const upAt = Date.now();
   // Recovered: both APIs ready, and a new run over each completes.
   let recoveredMs = NaN;
-  for (const deadline = Date.now() + 120_000; Date.now() < deadline; ) {
+  for (const deadline = Date.now() + 120_000; Date.now() < deadline;) {
     const ready = await Promise.all(
       ctx.stack.apis.map((a) =>
         fetch(`${a.url}/readyz`, { signal: AbortSignal.timeout(5000) }).then(
@@ -133,8 +138,18 @@ async function phase(
     row('process exits', exits, '0', exits === 0),
     row('5xx other than 503 (or no answer)', during.bad.length, '0', during.bad.length === 0),
     row('requests (of them 503)', `${during.statuses.length} (${count503})`, 'info', true),
-    row('time to recover (ms)', Number.isNaN(recoveredMs) ? 'not recovered' : recoveredMs, 'recovers', !Number.isNaN(recoveredMs)),
-    row('runs left without a terminal event', `${withoutTerminal}/${runCount}`, `0/${runCount}`, withoutTerminal === 0),
+    row(
+      'time to recover (ms)',
+      Number.isNaN(recoveredMs) ? 'not recovered' : recoveredMs,
+      'recovers',
+      !Number.isNaN(recoveredMs),
+    ),
+    row(
+      'runs left without a terminal event',
+      `${withoutTerminal}/${runCount}`,
+      `0/${runCount}`,
+      withoutTerminal === 0,
+    ),
   ];
 }
 
@@ -146,14 +161,38 @@ export const drill: Drill = {
     const { redis, pg } = ctx.stack;
     const outage = ctx.scale(8000, 3000);
     const rows: DrillRow[] = [];
-    rows.push(...(await phase(ctx, 'Redis restart, no AOF', outage, () => redis.kill(), () => redis.start())));
+    rows.push(
+      ...(await phase(
+        ctx,
+        'Redis restart, no AOF',
+        outage,
+        () => redis.kill(),
+        () => redis.start(),
+      )),
+    );
     await redis.setAof(true);
     try {
-      rows.push(...(await phase(ctx, 'Redis restart, AOF', outage, () => redis.kill(), () => redis.start())));
+      rows.push(
+        ...(await phase(
+          ctx,
+          'Redis restart, AOF',
+          outage,
+          () => redis.kill(),
+          () => redis.start(),
+        )),
+      );
     } finally {
       await redis.setAof(false);
     }
-    rows.push(...(await phase(ctx, 'Postgres restart', ctx.scale(5000, 3000), () => pg.stop(), () => pg.start())));
+    rows.push(
+      ...(await phase(
+        ctx,
+        'Postgres restart',
+        ctx.scale(5000, 3000),
+        () => pg.stop(),
+        () => pg.start(),
+      )),
+    );
     return rows;
   },
 };

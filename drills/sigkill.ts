@@ -41,7 +41,9 @@ export const drill: Drill = {
       const dense = run.seqs.every((s, i) => s === i + 1);
       return run.terminals === 1 && terminalLast && dense;
     });
-    const gaps = results.filter(({ run }) => run.seqs.some((s, i) => i > 0 && s > run.seqs[i - 1]! + 1)).length;
+    const gaps = results.filter(({ run }) =>
+      run.seqs.some((s, i) => i > 0 && s > run.seqs[i - 1]! + 1),
+    ).length;
     const dups = results.filter(({ run }) => new Set(run.seqs).size !== run.seqs.length).length;
     const resumed = results.filter(({ run }) => run.kinds.includes('run.resumed')).length;
     const completed = results.filter(({ run }) => run.kinds.at(-1) === 'run.completed').length;
@@ -54,7 +56,12 @@ export const drill: Drill = {
       pass,
     });
     return [
-      row('runs correct (one terminal, no gap, no duplicate seq)', `${correct.length}/${total}`, `${total}/${total}`, correct.length === total && results.length === total),
+      row(
+        'runs correct (one terminal, no gap, no duplicate seq)',
+        `${correct.length}/${total}`,
+        `${total}/${total}`,
+        correct.length === total && results.length === total,
+      ),
       row('runs with a gap in seq', gaps, '0', gaps === 0),
       row('runs with a duplicate seq', dups, '0', dups === 0),
       row('runs resumed by a new worker (run.resumed)', `${resumed}/${total}`, 'info', true),

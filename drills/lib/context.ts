@@ -26,6 +26,7 @@ export function drillContext(stack: Stack, opts: { quick: boolean; signal: Abort
         email: member.user.email,
         password: member.password,
         tokens: { read: read.token, read_write: readWrite.token },
+        tokenIds: { read: read.id, read_write: readWrite.id },
         session,
       };
     },

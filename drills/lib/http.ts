@@ -30,9 +30,13 @@ export function percentile(values: number[], p: number): number {
 export async function tenantRowCounts(stack: Stack, tenantId: string): Promise<Record<string, number>> {
   const tables = await sql<{ table_name: string }>`
     select table_name from information_schema.columns
-     where table_schema = 'public' and column_name = 'tenant_id' order by table_name`.execute(stack.database.db);
+     where table_schema = 'public' and column_name = 'tenant_id' order by table_name`.execute(
+    stack.database.db,
+  );
   const query = tables.rows
-    .map((r) => `select '${r.table_name}' as t, count(*)::int as n from "${r.table_name}" where tenant_id = $1`)
+    .map(
+      (r) => `select '${r.table_name}' as t, count(*)::int as n from "${r.table_name}" where tenant_id = $1`,
+    )
     .join(' union all ');
   const { rows } = await sql
     .raw<{ t: string; n: number }>(query.replaceAll('$1', `'${tenantId}'`))

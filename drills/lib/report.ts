@@ -11,7 +11,11 @@ export function textTable(rows: DrillRow[]): string {
   const head = ['drill', 'measure', 'value', 'target', 'pass'];
   const body = rows.map((r) => [r.drill, r.measure, String(r.value), r.target, r.pass ? 'ok' : 'FAIL']);
   const widths = head.map((h, i) => Math.max(h.length, ...body.map((b) => b[i]!.length)));
-  const line = (cols: string[]) => cols.map((c, i) => c.padEnd(widths[i]!)).join('  ').trimEnd();
+  const line = (cols: string[]) =>
+    cols
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
   return [line(head), line(widths.map((w) => '-'.repeat(w))), ...body.map(line)].join('\n');
 }
 
@@ -20,7 +24,8 @@ export function markdownTable(rows: DrillRow[]): string {
     '| Drill | Measure | Value | Target | Pass |',
     '|---|---|---:|---|---|',
     ...rows.map(
-      (r) => `| ${cell(r.drill)} | ${cell(r.measure)} | ${cell(r.value)} | ${cell(r.target)} | ${r.pass ? 'yes' : '**no**'} |`,
+      (r) =>
+        `| ${cell(r.drill)} | ${cell(r.measure)} | ${cell(r.value)} | ${cell(r.target)} | ${r.pass ? 'yes' : '**no**'} |`,
     ),
   ].join('\n');
 }

@@ -27,6 +27,8 @@ export interface DrillTenant {
   password: string;
   /** Bearer tokens by scope. */
   tokens: { read: string; read_write: string };
+  /** Their ids (for DELETE /api/v1/tokens/{id}). */
+  tokenIds: { read: string; read_write: string };
   /** A browser session (cookie + CSRF token) signed in over HTTP. */
   session: { cookie: string; csrf: string };
 }
