@@ -44,7 +44,7 @@ export const drill: Drill = {
   timeoutMs: 420_000,
   async run(ctx) {
     const total = ctx.scale(10_000, 300);
-    const lanes = ctx.scale(4, 2);
+    const lanes = ctx.scale(6, 2);
     const base0 = ctx.stack.apis[0]!.url;
     const doc = (await (await fetch(`${base0}/api/v1/openapi.json`)).json()) as Json;
     const all = hostileCases(doc);
@@ -123,7 +123,7 @@ export const drill: Drill = {
           tenant.session = await loginOverHttp(ctx.stack.api.url, tenant.email, tenant.password);
           baseline = await tenantRowCounts(ctx.stack, tenant.id);
         }
-        if (tally.sent % 1000 === 0) ctx.log(`${tally.sent}/${total} sent`);
+        if ((k + 1) % 1000 === 0) ctx.log(`${k + 1}/${total} sent`);
       }
     };
     await Promise.all(Array.from({ length: lanes }, lane));

@@ -14,8 +14,9 @@ export const drill: Drill = {
   description: 'every worker SIGKILLed mid-run, in rounds; the runs resume on new workers',
   timeoutMs: 420_000,
   async run(ctx) {
-    const total = ctx.scale(100, 6);
-    const perRound = ctx.scale(10, 3);
+    const total = ctx.scale(100, 3);
+    // 16 at a time: both workers' agent slots (WORKER_CONCURRENCY_AGENT 8 each) are busy when killed.
+    const perRound = ctx.scale(16, 3);
     const tenant = await ctx.newTenant();
     const results: Array<{ run: FollowedRun; ms: number }> = [];
     for (let done = 0; done < total && !ctx.signal.aborted; done += perRound) {

@@ -26,18 +26,26 @@ export function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
 }
 
+const countSql = new WeakMap<Stack, string>();
+
 /** Row counts of every table with a tenant_id, for one tenant (what a refused request must not change). */
 export async function tenantRowCounts(stack: Stack, tenantId: string): Promise<Record<string, number>> {
-  const tables = await sql<{ table_name: string }>`
-    select table_name from information_schema.columns
-     where table_schema = 'public' and column_name = 'tenant_id' order by table_name`.execute(
-    stack.database.db,
-  );
-  const query = tables.rows
-    .map(
-      (r) => `select '${r.table_name}' as t, count(*)::int as n from "${r.table_name}" where tenant_id = $1`,
-    )
-    .join(' union all ');
+  let query = countSql.get(stack);
+  if (!query) {
+    const tables = await sql<{ table_name: string }>`
+      select table_name from information_schema.columns
+       where table_schema = 'public' and column_name = 'tenant_id' order by table_name`.execute(
+      stack.database.db,
+    );
+    query = tables.rows
+      .map(
+        (r) =>
+          `select '${r.table_name}' as t, count(*)::int as n from "${r.table_name}" where tenant_id = $1`,
+      )
+      .join(' union all ');
+    countSql.set(stack, query);
+  }
+  if (!/^[0-9a-f-]{36}$/.test(tenantId)) throw new Error(`not a tenant id: ${tenantId}`);
   const { rows } = await sql
     .raw<{ t: string; n: number }>(query.replaceAll('$1', `'${tenantId}'`))
     .execute(stack.database.db);
