@@ -78,13 +78,41 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
       { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
     );
   };
-  const [apis, workers, scheduler] = await Promise.all([
-    Promise.all(
-      Array.from({ length: opts.apis ?? 1 }, () => startService(common, { entry: 'apps/api/src/main.ts' })),
-    ),
-    Promise.all(Array.from({ length: opts.workers ?? 1 }, () => startWorker())),
-    startScheduler(common),
-  ]);
+  // Every process started is tracked, so a stack that fails half-way (one process not ready within its
+  // bound on a loaded machine) stops what did start instead of leaving it running.
+  const started: ServiceProcess[] = [];
+  const track = async (p: Promise<ServiceProcess>) => {
+    const service = await p;
+    started.push(service);
+    return service;
+  };
+  let apis: ServiceProcess[];
+  let workers: ServiceProcess[];
+  let scheduler: ServiceProcess;
+  try {
+    const all = await Promise.allSettled([
+      Promise.all(
+        Array.from({ length: opts.apis ?? 1 }, () =>
+          track(startService(common, { entry: 'apps/api/src/main.ts' })),
+        ),
+      ),
+      Promise.all(Array.from({ length: opts.workers ?? 1 }, () => track(startWorker()))),
+      track(startScheduler(common)),
+    ]);
+    const failed = all.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    [apis, workers, scheduler] = all.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+      ServiceProcess[],
+      ServiceProcess[],
+      ServiceProcess,
+    ];
+  } catch (e) {
+    await Promise.all(started.map((p) => p.stop(5000)));
+    await database.close().catch(() => undefined);
+    await redis.destroy();
+    await pg.destroy();
+    throw e;
+  }
   const api = apis[0]!;
   const worker = workers[0]!;
   const standalone = opts.standalone
