@@ -15,7 +15,9 @@ describe.skipIf(skip)('npm run drills -- --quick', () => {
   it('runs every drill against its own stack, meets every target and exits 0 by itself', async () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'drills/main.ts', '--quick', '--json'], {
       cwd: REPO_ROOT,
-      env: childEnv({ OPSI_TEST_SERVICE: '1' }),
+      // Not marked as a test service itself: the services it starts are (startService), so the
+      // teardown finds them if this runner is killed at the bound.
+      env: childEnv({}),
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -32,7 +34,7 @@ describe.skipIf(skip)('npm run drills -- --quick', () => {
     };
     expect(report.quick).toBe(true);
     const failed = report.rows.filter((r) => !r.pass);
-    expect(failed, stderr.slice(-4000)).toEqual([]);
+    expect(failed, stderr.slice(-20_000)).toEqual([]);
     expect(new Set(report.rows.map((r) => r.drill))).toEqual(new Set(DRILLS.map((d) => d.name)));
     expect(code, stderr.slice(-4000)).toBe(0);
   }, 600_000);

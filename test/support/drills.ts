@@ -26,7 +26,12 @@ export function drillsUnavailable(): string | undefined {
 async function asPostgresUser(command: string, args: string[]) {
   const root = process.getuid?.() === 0;
   const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-  return run(file, argv, { timeout: 60_000 });
+  // pg_ctl daemonizes the server (its parent becomes init): without this, a server started from a
+  // process marked as a test service would look like an orphaned one, and any test run's teardown on
+  // the machine would SIGKILL it mid-drill (vitest.global-setup.ts).
+  const env = { ...process.env };
+  delete env.OPSI_TEST_SERVICE;
+  return run(file, argv, { timeout: 60_000, env });
 }
 
 export interface DrillPostgres {
