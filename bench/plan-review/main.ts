@@ -14,6 +14,8 @@ import { parsePlanJson, parsePlanText, reviewParsedPlan, type ParsedPlan } from 
 import { createTenantWithUser } from '@opsi/test-support';
 import { createScratch, type Scratch } from '../pulse/lib/scratch';
 import { percentile } from '../runs/lib/stats';
+// The plan generator is shared with the parser's differential test, which parses the same plan.
+import { benchPlan, type LiveRow } from '../../packages/core/src/plan-review/test/generate';
 
 function option(name: string, fallback: string): string {
   const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
@@ -27,166 +29,8 @@ const o = {
   parseRuns: Number(option('parse-runs', '30')),
 };
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
-const q = (s: string) => JSON.stringify(s);
 
-interface Live {
-  arn: string;
-  type: string;
-  native_id: string;
-  name: string | null;
-  attributes: Record<string, unknown>;
-}
-
-/** One resource block of `terraform plan` text, and its `terraform show -json` resource_changes entry. */
-function blocks(live: Live[], count: number): { text: string; json: unknown } {
-  const text: string[] = ['Terraform will perform the following actions:', ''];
-  const changes: unknown[] = [];
-  let add = 0;
-  let change = 0;
-  let destroy = 0;
-  const push = (
-    address: string,
-    phrase: string,
-    sym: string,
-    type: string,
-    lines: string[],
-    actions: string[],
-    before: unknown,
-    after: unknown,
-  ) => {
-    const name = address.split('.')[1]!;
-    text.push(`  # ${address} ${phrase}`, `${sym} resource "${type}" "${name}" {`, ...lines, '    }', '');
-    changes.push({
-      address,
-      mode: 'managed',
-      type,
-      name,
-      change: { actions, before, after, after_unknown: {} },
-    });
-  };
-  for (let i = 0; i < count; i++) {
-    const r = live[i % live.length]!;
-    const k = `r${i}`;
-    const a = r.attributes;
-    if (r.type === 'aws_ebs_volume') {
-      const before = { id: r.native_id, type: a.volume_type, size: a.size };
-      push(
-        `aws_ebs_volume.${k}`,
-        'will be updated in-place',
-        '  ~',
-        'aws_ebs_volume',
-        [
-          `        id   = ${q(r.native_id)}`,
-          `      ~ type = ${q(String(a.volume_type))} -> "gp3"`,
-          '        # (6 unchanged attributes hidden)',
-        ],
-        ['update'],
-        before,
-        { ...before, type: 'gp3' },
-      );
-      change++;
-    } else if (r.type === 'aws_ec2_instance' && i % 3 === 0) {
-      const before = { id: r.native_id, instance_type: a.instance_type, ami: 'ami-1' };
-      push(
-        `aws_instance.${k}`,
-        'must be replaced',
-        '-/+',
-        'aws_instance',
-        [
-          `      ~ id            = ${q(r.native_id)} -> (known after apply)`,
-          '      ~ ami           = "ami-1" -> "ami-2" # forces replacement',
-          `        instance_type = ${q(String(a.instance_type))}`,
-        ],
-        ['delete', 'create'],
-        before,
-        { instance_type: a.instance_type, ami: 'ami-2' },
-      );
-      add++;
-      destroy++;
-    } else if (r.type === 'aws_ec2_instance') {
-      const before = { id: r.native_id, instance_type: a.instance_type };
-      push(
-        `aws_instance.${k}`,
-        'will be updated in-place',
-        '  ~',
-        'aws_instance',
-        [
-          `        id            = ${q(r.native_id)}`,
-          `      ~ instance_type = ${q(String(a.instance_type))} -> "m5.xlarge"`,
-        ],
-        ['update'],
-        before,
-        { ...before, instance_type: 'm5.xlarge' },
-      );
-      change++;
-    } else if (r.type === 'aws_vpc_security_group') {
-      text.push(
-        `  # aws_security_group_rule.${k} will be created`,
-        `  + resource "aws_security_group_rule" "${k}" {`,
-        '      + cidr_blocks       = [',
-        '          + "0.0.0.0/0",',
-        '        ]',
-        '      + from_port         = 22',
-        '      + id                = (known after apply)',
-        '      + protocol          = "tcp"',
-        `      + security_group_id = ${q(r.native_id)}`,
-        '      + to_port           = 22',
-        '      + type              = "ingress"',
-        '    }',
-        '',
-      );
-      changes.push({
-        address: `aws_security_group_rule.${k}`,
-        mode: 'managed',
-        type: 'aws_security_group_rule',
-        name: k,
-        change: {
-          actions: ['create'],
-          before: null,
-          after: {
-            cidr_blocks: ['0.0.0.0/0'],
-            from_port: 22,
-            protocol: 'tcp',
-            security_group_id: r.native_id,
-            to_port: 22,
-            type: 'ingress',
-          },
-          after_unknown: { id: true },
-        },
-      });
-      add++;
-    } else {
-      const before = { id: r.native_id, tags: { Name: r.name ?? r.native_id } };
-      const type =
-        r.type === 'aws_vpc_eip'
-          ? 'aws_eip'
-          : r.type === 'aws_vpc_nat_gateway'
-            ? 'aws_nat_gateway'
-            : 'aws_eip';
-      push(
-        `${type}.${k}`,
-        'will be destroyed',
-        '  -',
-        type,
-        [
-          `      - id   = ${q(r.native_id)} -> null`,
-          '      - tags = {',
-          `          - "Name" = ${q(r.name ?? r.native_id)}`,
-          '        } -> null',
-        ],
-        ['delete'],
-        before,
-        null,
-      );
-      destroy++;
-    }
-  }
-  text.push(`Plan: ${add} to add, ${change} to change, ${destroy} to destroy.`, '');
-  return {
-    text: text.join('\n'),
-    json: { format_version: '1.2', terraform_version: '1.11.4', resource_changes: changes },
-  };
-}
+type Live = LiveRow;
 
 async function main() {
   let scratch: Scratch | undefined;
@@ -223,7 +67,7 @@ async function main() {
           and type in ('aws_ebs_volume', 'aws_ec2_instance', 'aws_vpc_security_group', 'aws_vpc_eip')
         order by md5(arn) limit ${o.resources}`.execute(s.db)
     ).rows;
-    const plan = blocks(live, o.resources);
+    const plan = benchPlan(live, o.resources);
     const jsonText = JSON.stringify(plan.json);
     const mb = (n: number) => n / 1024 / 1024;
     log(

@@ -6,7 +6,10 @@
 //   --jobs=5000 --concurrency=50 --window=50 --rounds=5   (c) jobs per round, worker concurrency,
 //                                 adds in flight while enqueueing, rounds per side (alternating)
 //   --connections=500             (d) idle SSE connections held open
-//   --only=a,b,c,d                run some parts only
+//   --streams=10 --per-stream=30  (e) streams in flight at once, measured requests per stream (after
+//                                 --warmup ÷ 10 each)
+//   --agent-concurrency=8         WORKER_CONCURRENCY_AGENT of our worker and the raw one's concurrency
+//   --only=a,b,c,d,e              run some parts only
 //   --profile[=dir]               also take V8 CPU profiles of the API and worker during (a) and (b),
 //                                 and print where their time goes (slows them: a diagnostic run)
 //   --json=path                   also write every number as JSON
@@ -17,7 +20,14 @@ import { join } from 'node:path';
 import { sql } from '@opsi/db';
 import { createTenantWithUser, freePort, mintTestToken } from '@opsi/test-support';
 import { jobsOurs, jobsRaw, enqueueBulkRaw, type JobRound } from './jobs';
-import { healthzLatency, latencyOurs, latencyRaw, type LatencySample } from './latency';
+import {
+  healthzLatency,
+  latencyOurs,
+  latencyOursConcurrent,
+  latencyRaw,
+  latencyRawConcurrent,
+  type LatencySample,
+} from './latency';
 import { CpuMeter } from './lib/cpu';
 import {
   createScratch,
@@ -57,15 +67,17 @@ const o = {
   window: option('window', 50),
   rounds: option('rounds', 5),
   connections: option('connections', 500),
-  only: new Set((option('only', 'a,b,c,d') ?? 'a,b,c,d').split(',')),
+  streams: option('streams', 10),
+  perStream: option('per-stream', 30),
+  only: new Set((option('only', 'a,b,c,d,e') ?? 'a,b,c,d,e').split(',')),
   profile: process.argv.some((a) => a === '--profile' || a.startsWith('--profile='))
     ? option('profile', '') || join(os.tmpdir(), `opsi-bench-profiles-${process.pid}`)
     : undefined,
   json: option('json', undefined),
 };
 
-/** The product's worker concurrency for agent turns (WORKER_CONCURRENCY_AGENT's default). */
-const AGENT_CONCURRENCY = 8;
+/** The product's worker concurrency for agent turns (WORKER_CONCURRENCY_AGENT's default), both sides. */
+const AGENT_CONCURRENCY = option('agent-concurrency', 8);
 const KiB = 1024;
 
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
@@ -240,6 +252,72 @@ async function main() {
       `    CPU ms per request, raw:  ${cpuText(raw.cpu)}`,
     );
     results.a = { ours, raw, spaced, healthz };
+  }
+
+  // (e) ------------------------------------------------------------------------------------------------
+  if (o.only.has('e')) {
+    const warmup = Math.max(1, Math.ceil(o.warmup / 10));
+    log(
+      `(e) enqueue -> first event with ${o.streams} streams at once: ${warmup} + ${o.perStream} requests per stream, per side, twice alternating`,
+    );
+    const meterFor = cpuMeterFor(s);
+    const options = { n: o.perStream, warmup, streams: o.streams };
+    // Two rounds per side, alternating (ours, raw, raw, ours), so that drift favours neither side.
+    const runOurs = () =>
+      latencyOursConcurrent(apiUrl, token, {
+        ...options,
+        meter: meterFor({ API: [api.child.pid!], worker: [worker.child.pid!] }),
+      });
+    const runRaw = () =>
+      latencyRawConcurrent(s, {
+        ...options,
+        concurrency: AGENT_CONCURRENCY,
+        meterFor: (pid) => meterFor({ worker: [pid] }),
+      });
+    const ours1 = await profiled([api, worker], 'e-concurrent', runOurs);
+    const raw1 = await runRaw();
+    const raw2 = await runRaw();
+    const ours2 = await runOurs();
+    const join = (a: LatencySample, b: LatencySample): LatencySample => ({
+      firstEvent: [...a.firstEvent, ...b.firstEvent],
+      head: [...a.head, ...b.head],
+      total: [...a.total, ...b.total],
+      ...(a.cpu && b.cpu
+        ? { cpu: Object.fromEntries(Object.keys(a.cpu).map((k) => [k, (a.cpu![k]! + (b.cpu![k] ?? 0)) / 2])) }
+        : {}),
+    });
+    const ours = join(ours1, ours2);
+    const raw = join(raw1, raw2);
+    rows.push(
+      {
+        id: '(e)',
+        metric: `enqueue -> first SSE event, ${o.streams} streams at once, p50`,
+        unit: 'ms',
+        ours: percentile(ours.firstEvent, 50),
+        raw: percentile(raw.firstEvent, 50),
+        targets: [{ kind: 'ratio', direction: 'lower', value: 3 }],
+        digits: 2,
+      },
+      {
+        id: '(e)',
+        metric: `  same, p99`,
+        unit: 'ms',
+        ours: percentile(ours.firstEvent, 99),
+        raw: percentile(raw.firstEvent, 99),
+        digits: 2,
+      },
+    );
+    const p = (v: number[]) => `${ms(percentile(v, 50))} / ${ms(percentile(v, 99))}`;
+    const afterHead = ours.firstEvent.map((v, i) => v - ours.head[i]!);
+    details.push(
+      `(e) ${o.streams} streams at once, ours (p50 / p99), rounds ${ms(percentile(ours1.firstEvent, 50))}, ${ms(percentile(ours2.firstEvent, 50))}; raw rounds ${ms(percentile(raw1.firstEvent, 50))}, ${ms(percentile(raw2.firstEvent, 50))}:`,
+      `    request -> head (auth, budget, run row, enqueue):   ${p(ours.head)}`,
+      `    head -> first event (worker pickup .. SSE frame):   ${p(afterHead)}`,
+      `    request -> stream closed (run.completed):           ${p(ours.total)}`,
+      `    CPU ms per request, ours: ${cpuText(ours.cpu)}`,
+      `    CPU ms per request, raw:  ${cpuText(raw.cpu)}`,
+    );
+    results.e = { ours: [ours1, ours2], raw: [raw1, raw2] };
   }
 
   // (b) ------------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@
 // one run, on a scratch database and a Redis prefix of its own. `npm run bench:triage`; results in
 // docs/performance.md. Options: --alerts=3000 --concurrency=50 --fingerprints=20 --storm=10000
 //   --storm-batch=100 --warmup=200 --pool=10 (DATABASE_POOL_MAX of the API and the worker) --json=path
+//   --cpu-prof=dir (V8 CPU profiles of the API and the worker)
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { Queue, QueueEvents, Worker } from 'bullmq';
@@ -39,6 +40,8 @@ const o = {
   pool: option('pool', 10),
 };
 const jsonPath = process.argv.find((a) => a.startsWith('--json='))?.slice('--json='.length);
+/** --cpu-prof=dir: the API and the worker write V8 CPU profiles there when they exit. */
+const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
 function alert(i: number, fingerprints: number, tag: string) {
@@ -148,9 +151,11 @@ async function main() {
     WORKER_SHUTDOWN_GRACE_MS: '2000',
     TRIAGE_WAIT_MS: '30000',
     DATABASE_POOL_MAX: String(o.pool),
+    SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
   };
-  const api = startService('api', 'apps/api/src/main.ts', env);
-  const worker = startService('worker', 'apps/worker/src/main.ts', env);
+  const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
+  const api = startService('api', 'apps/api/src/main.ts', env, nodeArgs);
+  const worker = startService('worker', 'apps/worker/src/main.ts', env, nodeArgs);
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url, api);
   await worker.waitForOutput('worker ready');

@@ -5,25 +5,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   call,
   createTenantWithUser,
-  createTestContext,
   loginOverHttp,
   readSse,
   runCli,
   script,
-  testRedisUrl,
   type TestContext,
   type TestMember,
 } from '../support/index';
-import { REPO_ROOT, freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { REPO_ROOT, freePort } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Black-box checks of issue 17 (the `opsi` CLI, the SDK, GET /docs) from the contract alone:
 // docs/cli.md (commands, options, exit statuses), api-v1.md (endpoint tables) and the issue text.
 // Real API and worker processes, a `small` demo, HTTP and the CLI as a user runs it.
 
 let t: TestContext;
-const processes: ServiceProcess[] = [];
+let svc: SplitServices;
 let base = '';
-let env: Record<string, string>;
 let a: TestMember;
 let tokA = ''; // read_write, minted through a browser session over HTTP
 let tokAId = '';
@@ -37,11 +35,7 @@ const cliEnv = () => ({
 const get = (path: string, token = tokA) => call(base, 'GET', path, { token });
 const ids = (rows: Array<{ id: unknown }>) => rows.map((r) => String(r.id)).sort();
 
-async function admin(args: string[]) {
-  const r = await runAdmin(args, env, { timeoutMs: 180_000 });
-  expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-  return r.json!;
-}
+const admin = (args: string[]) => svc.admin(args);
 
 async function mintOverHttp(member: TestMember, scope: 'read' | 'read_write', name: string) {
   const login = await loginOverHttp(base, member.user.email, member.password);
@@ -54,27 +48,8 @@ async function mintOverHttp(member: TestMember, scope: 'read' | 'read_write', na
 }
 
 beforeAll(async () => {
-  t = await createTestContext();
-  env = {
-    DATABASE_URL: t.database.url,
-    DATABASE_POOL_MAX: '3',
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: t.redisPrefix,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DEMO_SEED: 'false',
-    AGENT_ENGINE: 'scripted',
-  };
-  const api = await startService(env, { entry: 'apps/api/src/main.ts' });
-  processes.push(api);
-  base = api.url;
-  const metricsPort = await freePort();
-  processes.push(
-    await startService(
-      { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-  );
+  svc = await startSplitServices({ env: { AGENT_ENGINE: 'scripted' } });
+  ({ t, base } = svc);
   a = await createTenantWithUser(t, { tier: 'team' });
   const minted = await mintOverHttp(a, 'read_write', 'bb-clients');
   tokA = minted.token;
@@ -84,8 +59,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-  await t?.close();
+  await svc?.stop();
 });
 
 describe('clients: the opsi command line', () => {

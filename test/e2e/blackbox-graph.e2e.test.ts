@@ -3,13 +3,11 @@ import { sql } from 'kysely';
 import {
   call,
   createTenantWithUser,
-  createTestContext,
   mintTestToken,
-  testRedisUrl,
   type TestContext,
   type TestMember,
 } from '../support/index';
-import { freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Black-box checks of issue 11 (infrastructure graph and resilience) from the contract alone:
 // decisions.md "Wave 2 shapes". Real API and worker processes, a `small` demo, HTTP only; facts about
@@ -19,9 +17,8 @@ const NODE_KEYS = ['id', 'arn', 'native_id', 'type', 'name', 'account_id', 'regi
 const SEVERITY_RANK: Record<string, number> = { critical: 0, high: 1, medium: 2, low: 3, info: 4 };
 
 let t: TestContext;
-const processes: ServiceProcess[] = [];
+let svc: SplitServices;
 let base = '';
-let env: Record<string, string>;
 let a: TestMember; // team, demo seed 7, scanned
 let b: TestMember; // team, demo seed 8, scanned (another tenant)
 let empty: TestMember; // team, no environment
@@ -66,33 +63,11 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, bound
   }
 }
 
-async function admin(args: string[]) {
-  const r = await runAdmin(args, env, { timeoutMs: 180_000 });
-  expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-  return r.json!;
-}
+const admin = (args: string[]) => svc.admin(args);
 
 beforeAll(async () => {
-  t = await createTestContext();
-  env = {
-    DATABASE_URL: t.database.url,
-    DATABASE_POOL_MAX: '3',
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: t.redisPrefix,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DEMO_SEED: 'false',
-  };
-  const api = await startService(env, { entry: 'apps/api/src/main.ts' });
-  processes.push(api);
-  base = api.url;
-  const metricsPort = await freePort();
-  processes.push(
-    await startService(
-      { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-  );
+  svc = await startSplitServices();
+  ({ t, base } = svc);
   a = await createTenantWithUser(t, { tier: 'team' });
   b = await createTenantWithUser(t, { tier: 'team' });
   empty = await createTenantWithUser(t, { tier: 'team' });
@@ -108,8 +83,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-  await t?.close();
+  await svc?.stop();
 });
 
 /** The demo's production database: a live RDS instance tagged as production (prod account). */

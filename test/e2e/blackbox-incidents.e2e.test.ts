@@ -4,14 +4,12 @@ import { sql } from 'kysely';
 import {
   call,
   createTenantWithUser,
-  createTestContext,
   mintTestToken,
   readSse,
-  testRedisUrl,
   type TestContext,
   type TestMember,
 } from '../support/index';
-import { freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Black-box checks of issue 13 (incidents and triage) from the contract alone: api-v1.md (Incidents,
 // Triage, Errors, Limits), decisions.md (Incidents; Wave 2 shapes). Real API and worker processes, a
@@ -48,9 +46,8 @@ const TRIAGE_ACTIONS = ['new', 'deduplicated', 'suppressed', 'correlated', 'inci
 const TERMINAL = ['run.completed', 'run.failed'];
 
 let t: TestContext;
-const processes: ServiceProcess[] = [];
+let svc: SplitServices;
 let base = '';
-let env: Record<string, string>;
 let a: TestMember; // team, demo seed 7, scanned
 let b: TestMember; // team, no environment (webhooks, isolation)
 let free: TestMember; // free tier
@@ -75,11 +72,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, bound
   }
 }
 
-async function admin(args: string[]) {
-  const r = await runAdmin(args, env, { timeoutMs: 240_000 });
-  expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-  return r.json!;
-}
+const admin = (args: string[]) => svc.admin(args, 240_000);
 
 /** The incident object of a detail/create answer (bare or under `incident`). */
 const inc = (body: any) => (body && typeof body.id === 'string' ? body : body?.incident);
@@ -117,26 +110,8 @@ async function triageEvents(token: string) {
 }
 
 beforeAll(async () => {
-  t = await createTestContext();
-  env = {
-    DATABASE_URL: t.database.url,
-    DATABASE_POOL_MAX: '3',
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: t.redisPrefix,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DEMO_SEED: 'false',
-  };
-  const api = await startService(env, { entry: 'apps/api/src/main.ts' });
-  processes.push(api);
-  base = api.url;
-  const metricsPort = await freePort();
-  processes.push(
-    await startService(
-      { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-  );
+  svc = await startSplitServices();
+  ({ t, base } = svc);
   a = await createTenantWithUser(t, { tier: 'team' });
   b = await createTenantWithUser(t, { tier: 'team' });
   free = await createTenantWithUser(t, { tier: 'free' });
@@ -152,8 +127,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-  await t?.close();
+  await svc?.stop();
 });
 
 describe('incidents: create, validation, shapes', () => {

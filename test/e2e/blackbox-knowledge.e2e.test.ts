@@ -6,13 +6,12 @@ import {
   addUser,
   call,
   createTenantWithUser,
-  createTestContext,
   mintTestToken,
-  testRedisUrl,
   type TestContext,
   type TestMember,
 } from '../support/index';
-import { freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { freePort, type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Black-box checks of issue 15 (morning report, notifications, integrations catalog, runbooks,
 // learnings, webhook notifier) from the contract alone: api-v1.md "Knowledge, notifications, tools,
@@ -20,9 +19,9 @@ import { freePort, runAdmin, startService, type ServiceProcess } from '../suppor
 // notifier section of docs/api.md. Real API and worker processes, a `small` demo, HTTP only.
 
 let t: TestContext;
+let svc: SplitServices;
 const processes: ServiceProcess[] = [];
 let base = '';
-let env: Record<string, string>;
 let a: TestMember; // team, owner, demo small, scanned
 let aMember: TestMember; // a `member` of A
 let b: TestMember; // team, another tenant
@@ -50,11 +49,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, bound
   }
 }
 
-async function admin(args: string[]) {
-  const r = await runAdmin(args, env, { timeoutMs: 180_000 });
-  expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-  return r.json!;
-}
+const admin = (args: string[]) => svc.admin(args);
 
 const get = (path: string, token = rwA) => call(base, 'GET', path, { token });
 const post = (path: string, body: unknown, token = rwA) => call(base, 'POST', path, { token, body });
@@ -73,26 +68,9 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(rport, '127.0.0.1', () => r()));
   receiverUrl = `http://127.0.0.1:${rport}/hooks/opsi-path-credential`;
 
-  t = await createTestContext();
-  env = {
-    DATABASE_URL: t.database.url,
-    DATABASE_POOL_MAX: '3',
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: t.redisPrefix,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DEMO_SEED: 'false',
-  };
-  const api = await startService(env, { entry: 'apps/api/src/main.ts' });
-  processes.push(api);
-  base = api.url;
-  const metricsPort = await freePort();
-  processes.push(
-    await startService(
-      { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-  );
+  svc = await startSplitServices();
+  ({ t, base } = svc);
+  processes.push(svc.api, svc.worker!); // their logs are checked for secrets below
   a = await createTenantWithUser(t, { tier: 'team' });
   aMember = await addUser(t, a, 'member');
   b = await createTenantWithUser(t, { tier: 'team' });
@@ -105,9 +83,8 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
   receiver?.close();
-  await t?.close();
+  await svc?.stop();
 });
 
 let report: any;

@@ -3,13 +3,11 @@ import { sql } from 'kysely';
 import {
   call,
   createTenantWithUser,
-  createTestContext,
   mintTestToken,
-  testRedisUrl,
   type TestContext,
   type TestMember,
 } from '../support/index';
-import { freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Black-box checks of issue 14 (Terraform plan review, POST /api/v1/plan-review) from the contract
 // alone: api-v1.md (CI; Plan-review result; Errors), decisions.md (Tenants, tiers; "Knowledge,
@@ -20,9 +18,8 @@ import { freePort, runAdmin, startService, type ServiceProcess } from '../suppor
 const RISK_RANK: Record<string, number> = { low: 0, medium: 1, high: 2, critical: 3 };
 
 let t: TestContext;
-const processes: ServiceProcess[] = [];
+let svc: SplitServices;
 let base = '';
-let env: Record<string, string>;
 let a: TestMember; // team, demo seed 7, scanned
 let b: TestMember; // team, demo seed 8, scanned (another tenant)
 let free: TestMember; // free tier, demo
@@ -50,11 +47,7 @@ async function live(tenantId: string, where = sql`true`): Promise<Row[]> {
   return res.rows;
 }
 
-async function admin(args: string[]) {
-  const r = await runAdmin(args, env, { timeoutMs: 180_000 });
-  expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-  return r.json!;
-}
+const admin = (args: string[]) => svc.admin(args);
 
 const review = (body: unknown, token = tokA) => call(base, 'POST', '/api/v1/plan-review', { token, body });
 
@@ -533,26 +526,8 @@ const cites = (anns: any[], kind: string) =>
   anns.flatMap((x) => x.citations.filter((c: any) => c.kind === kind).map((c: any) => String(c.ref)));
 
 beforeAll(async () => {
-  t = await createTestContext();
-  env = {
-    DATABASE_URL: t.database.url,
-    DATABASE_POOL_MAX: '3',
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: t.redisPrefix,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DEMO_SEED: 'false',
-  };
-  const api = await startService(env, { entry: 'apps/api/src/main.ts' });
-  processes.push(api);
-  base = api.url;
-  const metricsPort = await freePort();
-  processes.push(
-    await startService(
-      { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-  );
+  svc = await startSplitServices();
+  ({ t, base } = svc);
   a = await createTenantWithUser(t, { tier: 'team' });
   b = await createTenantWithUser(t, { tier: 'team' });
   free = await createTenantWithUser(t, { tier: 'free' });
@@ -568,8 +543,7 @@ beforeAll(async () => {
 }, 600_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-  await t?.close();
+  await svc?.stop();
 });
 
 describe('plan review: errors and access', () => {

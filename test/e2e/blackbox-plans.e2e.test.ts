@@ -4,14 +4,12 @@ import { sql } from 'kysely';
 import {
   call,
   createTenantWithUser,
-  createTestContext,
   loginOverHttp,
   mintTestToken,
-  testRedisUrl,
   type TestContext,
   type TestMember,
 } from '../support/index';
-import { freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Black-box checks of issue 12 (guided resolution plans) from the contract alone: api-v1.md
 // (Resolution plan and steps; Pulse evidence and resolution wizard; Errors; Limits) and decisions.md
@@ -46,9 +44,8 @@ const PLAN_STATUSES = ['generating', 'ready', 'failed', 'finalizing', 'resolved'
 const STEP_STATUSES = ['pending', 'verifying', 'verified', 'confirmed', 'skipped', 'failed_check'];
 
 let t: TestContext;
-const processes: ServiceProcess[] = [];
+let svc: SplitServices;
 let base = '';
-let env: Record<string, string>;
 let a: TestMember; // team, demo seed 7, scanned
 let b: TestMember; // team, demo seed 8, scanned (another tenant)
 let rwA = '';
@@ -85,11 +82,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, bound
   }
 }
 
-async function admin(args: string[]) {
-  const r = await runAdmin(args, env, { timeoutMs: 180_000 });
-  expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
-  return r.json!;
-}
+const admin = (args: string[]) => svc.admin(args);
 
 async function plan(id: string, token = rwA) {
   const res = await get(`/api/pulse/plans/${id}`, token);
@@ -149,28 +142,8 @@ function expectReadySteps(p: any) {
 }
 
 beforeAll(async () => {
-  t = await createTestContext();
-  env = {
-    DATABASE_URL: t.database.url,
-    DATABASE_POOL_MAX: '3',
-    REDIS_URL: testRedisUrl(),
-    REDIS_PREFIX: t.redisPrefix,
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'warn',
-    DEMO_SEED: 'false',
-    PLAN_VERIFY_RETRIES: '1',
-    PLAN_VERIFY_RETRY_DELAY_MS: '300',
-  };
-  const api = await startService(env, { entry: 'apps/api/src/main.ts' });
-  processes.push(api);
-  base = api.url;
-  const metricsPort = await freePort();
-  processes.push(
-    await startService(
-      { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-  );
+  svc = await startSplitServices({ env: { PLAN_VERIFY_RETRIES: '1', PLAN_VERIFY_RETRY_DELAY_MS: '300' } });
+  ({ t, base } = svc);
   a = await createTenantWithUser(t, { tier: 'team' });
   b = await createTenantWithUser(t, { tier: 'team' });
   rwA = (await mintTestToken(t, a, 'read_write')).token;
@@ -207,8 +180,7 @@ beforeAll(async () => {
 }, 900_000);
 
 afterAll(async () => {
-  await Promise.all(processes.map((p) => p.stop()));
-  await t?.close();
+  await svc?.stop();
 });
 
 describe('plans: get-or-create', () => {

@@ -259,7 +259,30 @@ try {
     }),
     'GET /api/v1/triage/overview': () => ({ path: '/api/v1/triage/overview' }),
     'GET /api/v1/triage/events': () => ({ path: '/api/v1/triage/events?limit=3' }),
+    'POST /api/v1/triage/rules': () => ({
+      path: '/api/v1/triage/rules',
+      body: { name: 'Canary checks never page', kind: 'suppress', match: { source: 'canary' } },
+    }),
     'GET /api/v1/triage/rules': () => ({ path: '/api/v1/triage/rules' }),
+    'PATCH /api/v1/triage/rules/:id': async () => {
+      const rules = (await call(url, 'GET', '/api/v1/triage/rules', { token: rw })).body.rules;
+      const own = rules.find((r: { built_in: boolean }) => !r.built_in);
+      return {
+        path: `/api/v1/triage/rules/${own.id}`,
+        body: { match: { source: ['canary', 'synthetics'] } },
+      };
+    },
+    'DELETE /api/v1/triage/rules/:id': async () => {
+      const spare = await call(url, 'POST', '/api/v1/triage/rules', {
+        token: rw,
+        body: {
+          name: 'Staging alerts are SEV4',
+          kind: 'route',
+          action: { open_incident: true, severity: 'SEV4' },
+        },
+      });
+      return { path: `/api/v1/triage/rules/${spare.body.id}` };
+    },
     'POST /api/v1/incidents': () => ({
       path: '/api/v1/incidents',
       body: {

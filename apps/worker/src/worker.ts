@@ -216,7 +216,8 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         }),
     },
     triage: {
-      alerts: (payload) => processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id),
+      alerts: (payload) =>
+        processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id, payload.inbox_ids),
       scan: (payload) => triageInventoryAlerts(triageDeps, payload.tenant_id),
     },
     agent: {

@@ -140,12 +140,21 @@ function childEnv(env: Record<string, string>): NodeJS.ProcessEnv {
  * Starts a TypeScript entry point as its own Node process (tsx loader, --expose-gc, and the IPC agent
  * preloaded). Used for the real API and worker entry points and for the raw baselines' servers.
  */
-export function startService(name: string, entry: string, env: Record<string, string>): Service {
-  const child = spawn(process.execPath, ['--expose-gc', '--import', 'tsx', '--import', AGENT_URL, entry], {
-    cwd: REPO_ROOT,
-    env: childEnv(env),
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-  });
+export function startService(
+  name: string,
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Service {
+  const child = spawn(
+    process.execPath,
+    [...nodeArgs, '--expose-gc', '--import', 'tsx', '--import', AGENT_URL, entry],
+    {
+      cwd: REPO_ROOT,
+      env: childEnv(env),
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    },
+  );
   let output = '';
   const outputWaiters: Array<{ text: string; resolve: () => void }> = [];
   const onOutput = (d: Buffer) => {

@@ -80,6 +80,13 @@ export const EnvSchema = z.object({
   TRIAGE_CORRELATION_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(120),
   /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
   TRIAGE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  /**
+   * Triage intake group commit: concurrent POST /api/v1/triage/alerts of one tenant go into the inbox as
+   * one insert and one job of at most this many alerts, with at most TRIAGE_BATCH_IN_FLIGHT such
+   * batches per tenant awaiting their decision at once (more requests wait and coalesce).
+   */
+  TRIAGE_BATCH_MAX_ALERTS: z.coerce.number().int().min(1).max(10_000).default(1000),
+  TRIAGE_BATCH_IN_FLIGHT: z.coerce.number().int().min(1).max(64).default(2),
   /** How long SIGTERM waits for active jobs before handing them back (they resume elsewhere). */
   WORKER_SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).default(30_000),
   /** BullMQ job lock: renewed every half; a dead worker's job is taken over after about this long. */

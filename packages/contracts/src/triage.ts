@@ -61,6 +61,100 @@ export const TriageRule = z
 
 export const TriageRuleList = z.object({ rules: z.array(TriageRule) }).meta({ id: 'TriageRuleList' });
 
+const Word = z.string().trim().min(1).max(200);
+const OneOrMore = <T extends z.ZodType>(t: T) => z.union([t, z.array(t).min(1).max(100)]);
+const AlertSeverityName = z.enum(['critical', 'high', 'medium', 'low', 'info']);
+
+/** Which alerts a tenant rule selects: every key given must match (an empty match selects every alert). */
+export const TriageRuleMatch = z
+  .object({
+    fingerprint: OneOrMore(Word).optional(),
+    severity: OneOrMore(AlertSeverityName).optional(),
+    source: OneOrMore(Word).optional(),
+    status: OneOrMore(z.enum(['firing', 'resolved'])).optional(),
+    title_contains: Word.optional(),
+    labels: z.record(z.string().trim().min(1).max(100), z.string().max(500)).optional(),
+  })
+  .strict()
+  .meta({
+    id: 'TriageRuleMatch',
+    description:
+      'fingerprint ("*" for any), severity, source and status take one value or a list; title_contains is case-insensitive; labels must all be equal. Every key given must match.',
+  });
+
+/** What a rule of each kind does to the alerts it matches. */
+export const TriageRuleActions = {
+  dedupe: z
+    .object({ window_minutes: z.number().int().min(1).max(1440) })
+    .strict()
+    .describe('Repeats of a matching alert within window_minutes are one event with a count.'),
+  suppress: z
+    .object({ suppress: z.boolean().default(true) })
+    .strict()
+    .describe(
+      'suppress true: matching alerts are counted as suppressed, never paged; false: they are not suppressed (a built-in suppress rule is overridden).',
+    ),
+  correlate: z
+    .object({
+      window_minutes: z.number().int().min(1).max(10_080).optional(),
+      graph_depth: z.number().int().min(1).max(10).optional(),
+    })
+    .strict()
+    .describe(
+      'Matching alerts join open incidents alerted within window_minutes, on the same resource or one within graph_depth hops.',
+    ),
+  route: z
+    .object({
+      open_incident: z.boolean(),
+      severity: z.enum(['SEV1', 'SEV2', 'SEV3', 'SEV4']).optional(),
+    })
+    .strict()
+    .describe(
+      'open_incident true: a matching firing alert that joins no incident opens one (at severity, else by the alert severity); false: it opens none.',
+    ),
+} as const;
+
+const ruleBody = <K extends keyof typeof TriageRuleActions>(kind: K) =>
+  z
+    .object({
+      name: z.string().trim().min(1).max(200),
+      kind: z.literal(kind),
+      match: TriageRuleMatch.default({}),
+      action: TriageRuleActions[kind],
+      enabled: z.boolean().default(true),
+    })
+    .strict();
+
+export const CreateTriageRuleBody = z
+  .discriminatedUnion('kind', [
+    ruleBody('dedupe'),
+    ruleBody('suppress').extend({ action: TriageRuleActions.suppress.default({ suppress: true }) }),
+    ruleBody('correlate').extend({ action: TriageRuleActions.correlate.default({}) }),
+    ruleBody('route'),
+  ])
+  .meta({
+    id: 'CreateTriageRuleBody',
+    description:
+      'kind is dedupe, suppress, correlate or route; action depends on it (dedupe {window_minutes}, suppress {suppress}, correlate {window_minutes?, graph_depth?}, route {open_incident, severity?}). A tenant rule comes before the built-in ones: the first enabled rule of a kind that matches an alert decides.',
+  });
+
+export const PatchTriageRuleBody = z
+  .object({
+    name: z.string().trim().min(1).max(200).optional(),
+    enabled: z.boolean().optional(),
+    match: TriageRuleMatch.optional(),
+    /** Checked against the rule's kind. */
+    action: z.record(z.string(), z.unknown()).optional(),
+  })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: 'Give at least one of name, enabled, match, action.' })
+  .meta({
+    id: 'PatchTriageRuleBody',
+    description: "action is checked against the rule's kind (see CreateTriageRuleBody).",
+  });
+
+export const TriageRuleParams = z.object({ id: z.string().min(1).max(200) });
+
 /** Our own alert JSON (one alert); a batch is an array of these or {alerts: [...]}. */
 export const OwnAlert = z
   .object({

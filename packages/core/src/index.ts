@@ -29,6 +29,8 @@ export * from './incidents/incidents';
 export * from './incidents/queries';
 export * from './incidents/investigation';
 export * from './incidents/war-room';
+export * from './group-commit';
 export * from './triage/normalize';
 export * from './triage/pipeline';
+export * from './triage/rules';
 export * from './triage/triage';

@@ -71,11 +71,16 @@ export const QUEUES = {
   },
   triage: {
     jobs: {
-      // A batch of alerts posted to /api/v1/triage/alerts, waiting in triage_inbox; each is decided once.
-      alerts: job(z.object({ tenant_id: TenantId, batch_id: z.uuid() }), {
-        attempts: 3,
-        backoff: { type: 'exponential', delay: 500 },
-      }),
+      // A batch of alerts posted to /api/v1/triage/alerts (concurrent requests of a tenant coalesced),
+      // waiting in triage_inbox under one batch id; the payload lists the inbox ids. Each is decided once.
+      alerts: job(
+        z.object({
+          tenant_id: TenantId,
+          batch_id: z.uuid(),
+          inbox_ids: z.array(z.number().int().positive()).max(10_000).optional(),
+        }),
+        { attempts: 3, backoff: { type: 'exponential', delay: 500 } },
+      ),
       // The alert events a scan brought into the inventory that were not triaged yet.
       scan: job(z.object({ tenant_id: TenantId, scan_id: z.uuid().optional() }), {
         attempts: 3,

@@ -31,6 +31,12 @@ export interface SubscribeOptions {
    * waiting for the events that continue the run.
    */
   onLost?(): Promise<RunEvent | undefined>;
+  /**
+   * The run was created by the caller just now and has at most its first few events: skip the replay
+   * (XRANGE) and join the live read from seq 0 at once, which returns whatever is already there. One
+   * round trip less on the way to a new stream's first event. Only with afterSeq 0.
+   */
+  fresh?: boolean;
 }
 
 interface Subscriber extends SubscribeOptions {
@@ -94,29 +100,46 @@ export class RunStreamHub {
       closed: false,
     };
     const subscription = { close: () => this.remove(sub) };
+    if (options.fresh && afterSeq === 0) {
+      this.watch(sub);
+      await this.wake();
+      return subscription;
+    }
+    let replayed = false;
     for (;;) {
       const batch = await this.log.read(runId, sub.seq, REPLAY_BATCH);
       if (sub.closed) return subscription;
       if (batch.length === 0) break;
+      replayed = true;
       const { ended, ready } = this.deliver(sub, batch);
       if (ended) return subscription;
       await ready;
       if (sub.closed) return subscription;
       if (batch.length < REPLAY_BATCH) break;
     }
-    // Attached at or after the terminal event of a finished run: nothing more will come.
-    const last = await this.log.last(runId);
-    if (sub.closed) return subscription;
-    if (last && isTerminal(last) && last.seq <= sub.seq) {
-      sub.closed = true;
-      sub.onEnd?.();
-      return subscription;
+    // Attached at or after the terminal event of a finished run: nothing more will come. Only a cursor
+    // above 0 that the replay found nothing after can be there; otherwise the replay answered it (the
+    // stream was empty, or its last event then was not terminal; anything after comes to the live read),
+    // and a new run's stream, on the way to its first event, saves a round trip.
+    if (!replayed && afterSeq > 0) {
+      const last = await this.log.last(runId);
+      if (sub.closed) return subscription;
+      if (last && isTerminal(last) && last.seq <= sub.seq) {
+        sub.closed = true;
+        sub.onEnd?.();
+        return subscription;
+      }
     }
+    this.watch(sub);
+    await this.wake();
+    return subscription;
+  }
+
+  /** Adds a subscriber to the live read. */
+  private watch(sub: Subscriber) {
     let set = this.byKey.get(sub.key);
     if (!set) this.byKey.set(sub.key, (set = new Set()));
     set.add(sub);
-    await this.wake();
-    return subscription;
   }
 
   /** Ends every subscription and the read loop. */

@@ -70,19 +70,19 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "37da82c6-2a95-4915-8530-465c034ec636",
-                         *         "email": "acme-b1d858@example.com",
-                         *         "name": "acme-b1d858",
+                         *         "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
+                         *         "email": "acme-3b73f0@example.com",
+                         *         "name": "acme-3b73f0",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "82e2bbb7-43ea-4460-af1a-a8d714cc3246",
+                         *         "id": "80eed1f7-8b56-4f93-84e9-23ef939dc967",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
                          *       },
                          *       "token": {
-                         *         "id": "ce7cd587-b965-45c7-9a84-64e3361508b7",
+                         *         "id": "2ed0af71-fced-48d8-9e2c-6ce93d1054a3",
                          *         "scope": "read_write",
                          *         "expires_at": null
                          *       }
@@ -300,33 +300,33 @@ export type paths = {
                          * @example {
                          *       "tokens": [
                          *         {
-                         *           "id": "3a65f2c3-5a42-4142-ab28-660306656de3",
+                         *           "id": "f2ab1dd5-764b-43cb-82f8-77711c2f2ac3",
                          *           "name": "deploy-bot",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_qSwkMQ-s",
-                         *           "created_at": "2026-11-25T00:01:42.907Z",
-                         *           "expires_at": "2026-12-25T00:01:42.907Z",
+                         *           "token_hint": "opsi_E3nJbSb7",
+                         *           "created_at": "2026-11-25T01:40:37.903Z",
+                         *           "expires_at": "2026-12-25T01:40:37.903Z",
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "9c13b429-b48b-404e-99a6-17769027f820",
+                         *           "id": "62c7315a-69e6-4654-97b0-98511edf4d86",
                          *           "name": "old-laptop",
                          *           "scope": "read",
-                         *           "token_hint": "opsi_u5mU_K8B",
-                         *           "created_at": "2026-11-25T00:01:42.855Z",
+                         *           "token_hint": "opsi_Sb-XUswa",
+                         *           "created_at": "2026-11-25T01:40:37.442Z",
                          *           "expires_at": null,
                          *           "last_used_at": null,
                          *           "revoked_at": null
                          *         },
                          *         {
-                         *           "id": "ce7cd587-b965-45c7-9a84-64e3361508b7",
+                         *           "id": "2ed0af71-fced-48d8-9e2c-6ce93d1054a3",
                          *           "name": "ci-pipeline",
                          *           "scope": "read_write",
-                         *           "token_hint": "opsi_mJrN3F1C",
-                         *           "created_at": "2026-11-25T00:01:42.687Z",
+                         *           "token_hint": "opsi_VnjvgzDI",
+                         *           "created_at": "2026-11-25T01:40:35.970Z",
                          *           "expires_at": null,
-                         *           "last_used_at": "2026-11-25T00:01:42.785Z",
+                         *           "last_used_at": "2026-11-25T01:40:36.835Z",
                          *           "revoked_at": null
                          *         }
                          *       ]
@@ -388,12 +388,12 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "3a65f2c3-5a42-4142-ab28-660306656de3",
+                         *       "id": "f2ab1dd5-764b-43cb-82f8-77711c2f2ac3",
                          *       "name": "deploy-bot",
                          *       "scope": "read",
-                         *       "token_hint": "opsi_qSwkMQ-s",
-                         *       "created_at": "2026-11-25T00:01:42.907Z",
-                         *       "expires_at": "2026-12-25T00:01:42.907Z",
+                         *       "token_hint": "opsi_E3nJbSb7",
+                         *       "created_at": "2026-11-25T01:40:37.903Z",
+                         *       "expires_at": "2026-12-25T01:40:37.903Z",
                          *       "token": "opsi_EXAMPLExEXAMPLExEXAMPLExEXAMPLExEXAMPLExEXA"
                          *     }
                          */
@@ -543,11 +543,11 @@ export type paths = {
                          * @example {
                          *       "members": [
                          *         {
-                         *           "id": "37da82c6-2a95-4915-8530-465c034ec636",
-                         *           "email": "acme-b1d858@example.com",
-                         *           "name": "acme-b1d858",
+                         *           "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
+                         *           "email": "acme-3b73f0@example.com",
+                         *           "name": "acme-3b73f0",
                          *           "role": "owner",
-                         *           "created_at": "2026-11-25T00:01:41.407Z"
+                         *           "created_at": "2026-11-25T01:40:27.677Z"
                          *         }
                          *       ]
                          *     }
@@ -612,64 +612,64 @@ export type paths = {
                          * @example {
                          *       "entries": [
                          *         {
-                         *           "id": "afc019c6-5817-4fda-be98-0ebd15fb9dca",
+                         *           "id": "abb5dbe8-d485-4edf-a893-eec24794dffa",
                          *           "seq": 4,
-                         *           "at": "2026-11-25T00:01:42.932Z",
+                         *           "at": "2026-11-25T01:40:38.068Z",
                          *           "actor": {
-                         *             "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *             "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
                          *             "type": "user",
-                         *             "email": "acme-b1d858@example.com",
-                         *             "token_id": "ce7cd587-b965-45c7-9a84-64e3361508b7"
+                         *             "email": "acme-3b73f0@example.com",
+                         *             "token_id": "2ed0af71-fced-48d8-9e2c-6ce93d1054a3"
                          *           },
                          *           "action": "token.revoked",
                          *           "target_type": "api_token",
-                         *           "target_id": "9c13b429-b48b-404e-99a6-17769027f820",
+                         *           "target_id": "62c7315a-69e6-4654-97b0-98511edf4d86",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "self": false
                          *           },
-                         *           "prev_hash": "ef1e68fb280a99f3bafebc49bab8997c6b62d9206dd89f077670e6845795c108",
-                         *           "hash": "abf5e11ed6082ede9da4df23b39b5e64433821425886fd06d5909ea981269620"
+                         *           "prev_hash": "ba53d6225acf706657d390c277485723b4f79c29a67cd208b2ee6b725d8f76e9",
+                         *           "hash": "480d1fe383aa2769017d09fec8fe66b7b1d82bb0fc1886dd61bc37dfb587ec94"
                          *         },
                          *         {
-                         *           "id": "5a02f800-d888-4d0a-9d78-e2e02ac8d9c1",
+                         *           "id": "ddb0e3e5-5254-4fbe-912c-82f9fccbc9e7",
                          *           "seq": 3,
-                         *           "at": "2026-11-25T00:01:42.912Z",
+                         *           "at": "2026-11-25T01:40:37.992Z",
                          *           "actor": {
-                         *             "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *             "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
                          *             "type": "user",
-                         *             "email": "acme-b1d858@example.com"
+                         *             "email": "acme-3b73f0@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "3a65f2c3-5a42-4142-ab28-660306656de3",
+                         *           "target_id": "f2ab1dd5-764b-43cb-82f8-77711c2f2ac3",
                          *           "details": {
                          *             "name": "deploy-bot",
                          *             "scope": "read",
-                         *             "expires_at": "2026-12-25T00:01:42.907Z"
+                         *             "expires_at": "2026-12-25T01:40:37.903Z"
                          *           },
-                         *           "prev_hash": "b9e9e8395d35b8d425eebaeac3cb2807ad86ffeebfc1dbd367bc2172184d0968",
-                         *           "hash": "ef1e68fb280a99f3bafebc49bab8997c6b62d9206dd89f077670e6845795c108"
+                         *           "prev_hash": "08dd9a2807e8c9afdbd7d0a32e6855f8ed80a2a65a40b09a3c527d1be5a2ce2c",
+                         *           "hash": "ba53d6225acf706657d390c277485723b4f79c29a67cd208b2ee6b725d8f76e9"
                          *         },
                          *         {
-                         *           "id": "e9b5f1d1-c1d3-4a26-8061-a2fee2665f88",
+                         *           "id": "53073d54-00f7-4fb3-8200-ba5b0d7257af",
                          *           "seq": 2,
-                         *           "at": "2026-11-25T00:01:42.858Z",
+                         *           "at": "2026-11-25T01:40:37.512Z",
                          *           "actor": {
-                         *             "id": "37da82c6-2a95-4915-8530-465c034ec636",
+                         *             "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
                          *             "type": "user",
-                         *             "email": "acme-b1d858@example.com"
+                         *             "email": "acme-3b73f0@example.com"
                          *           },
                          *           "action": "token.minted",
                          *           "target_type": "api_token",
-                         *           "target_id": "9c13b429-b48b-404e-99a6-17769027f820",
+                         *           "target_id": "62c7315a-69e6-4654-97b0-98511edf4d86",
                          *           "details": {
                          *             "name": "old-laptop",
                          *             "scope": "read",
                          *             "expires_at": null
                          *           },
-                         *           "prev_hash": "6567d2e30f25a760ea458e0ba014877faf83ec382b2ef84c320567db2c865caf",
-                         *           "hash": "b9e9e8395d35b8d425eebaeac3cb2807ad86ffeebfc1dbd367bc2172184d0968"
+                         *           "prev_hash": "939491eac581a23b0bb464123322d5099a8738a4847400516457116c81960591",
+                         *           "hash": "08dd9a2807e8c9afdbd7d0a32e6855f8ed80a2a65a40b09a3c527d1be5a2ce2c"
                          *         }
                          *       ]
                          *     }
@@ -944,27 +944,27 @@ export type paths = {
                         /**
                          * @example id: 1
                          *     event: run.started
-                         *     data: {"attempt":1,"seq":1,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"run.started","at":"2026-11-25T00:01:45.678Z"}
+                         *     data: {"attempt":1,"seq":1,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"run.started","at":"2026-11-25T01:40:47.848Z"}
                          *
                          *     id: 2
                          *     event: tool.started
-                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.started","at":"2026-11-25T00:01:45.684Z"}
+                         *     data: {"tool":"savings_summary","input":{"top":10},"seq":2,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"tool.started","at":"2026-11-25T01:40:47.918Z"}
                          *
                          *     id: 3
                          *     event: tool.finished
-                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":857.8,\"open_findings\":51,\"by_domain\":{\"finops\":23,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":15,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month\",\"action\":\"migrate\",\"monthly_savings\":277.5,\"effort\":\"low\"},{\"finding_id\":\"fd2aa…","seq":3,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.finished","at":"2026-11-25T00:01:45.691Z"}
+                         *     data: {"tool":"savings_summary","ok":true,"output_preview":"{\"monthly_savings\":857.8,\"open_findings\":51,\"by_domain\":{\"finops\":23,\"security\":16,\"sre\":12},\"by_severity\":{\"critical\":7,\"high\":15,\"medium\":18,\"low\":8,\"info\":3},\"top_recommendations\":[{\"finding_id\":\"1364a068-200b-4cbf-85cd-3a2d3c06a2b0\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month\",\"action\":\"migrate\",\"monthly_savings\":277.5,\"effort\":\"low\"},{\"finding_id\":\"10b0d…","seq":3,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"tool.finished","at":"2026-11-25T01:40:47.990Z"}
                          *
                          *     id: 4
                          *     event: tool.started
-                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.started","at":"2026-11-25T00:01:45.694Z"}
+                         *     data: {"tool":"list_findings","input":{"sort_by":"savings","limit":10,"offset":0},"seq":4,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"tool.started","at":"2026-11-25T01:40:48.007Z"}
                          *
                          *     id: 5
                          *     event: tool.finished
-                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":51,\"offset\":0,\"findings\":[{\"id\":\"9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_io_to_gp3\",\"monthly_savings\":277.5,\"resources\":1},{\"id\":\"fd2aa398-b0bc-46d7-879a-1f473b9e2606\",\"title\":\"RDS instance legacy-reporting-db had no connections in 30…","seq":5,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"tool.finished","at":"2026-11-25T00:01:45.696Z"}
+                         *     data: {"tool":"list_findings","ok":true,"output_preview":"{\"total\":51,\"offset\":0,\"findings\":[{\"id\":\"1364a068-200b-4cbf-85cd-3a2d3c06a2b0\",\"title\":\"Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month\",\"severity\":\"high\",\"domain\":\"finops\",\"status\":\"open\",\"check_id\":\"finops.ebs_io_to_gp3\",\"monthly_savings\":277.5,\"resources\":1},{\"id\":\"10b0d7fa-5ee6-4ac8-9d2e-ab1ecb1cd303\",\"title\":\"RDS instance legacy-reporting-db had no connections in 30…","seq":5,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"tool.finished","at":"2026-11-25T01:40:48.015Z"}
                          *
                          *     id: 6
                          *     event: message.delta
-                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"message.delta","at":"2026-11-25T00:01:45.699Z"}
+                         *     data: {"text":"Fixing the open findings ","seq":6,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"message.delta","at":"2026-11-25T01:40:48.025Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1065,11 +1065,11 @@ export type paths = {
                         /**
                          * @example id: 66
                          *     event: message.completed
-                         *     data: {"text":"Fixing the open findings could save $857.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\n2. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding fd2aa398-b0bc-46d7-879a-1f473b9e2606\n3. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 2aa1f60a-a4f3-476f-b901-0b2a10070a85\n4. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1664734c-9417-4f61-a5b9-03bdc43efa23\n5. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 816019a6-9193-434f-a5ed-3c37930dfd39\n6. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding f0be99d5-a2fa-450a-ace0-cded350426f9\n7. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding b9ef3518-a7b1-40c0-acf7-165abace858c\n8. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 94e57258-96c2-4f34-b791-de7…","seq":66,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"message.completed","at":"2026-11-25T00:01:45.728Z"}
+                         *     data: {"text":"Fixing the open findings could save $857.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 1364a068-200b-4cbf-85cd-3a2d3c06a2b0\n2. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 10b0d7fa-5ee6-4ac8-9d2e-ab1ecb1cd303\n3. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 6282efb5-fe1f-4d87-88e3-e33204a05558\n4. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 04a70d6b-2dad-47c2-b83d-1588dfe220b7\n5. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding a0b95ca9-a4a2-4c0b-9974-b0d786665d07\n6. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 644d1d0d-7172-46bc-9807-83ff8fc75c86\n7. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 05c195aa-fa84-4beb-9b6c-42dbc8e5be14\n8. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 0946932b-6bdf-48c5-8efb-5fe…","seq":66,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"message.completed","at":"2026-11-25T01:40:48.184Z"}
                          *
                          *     id: 67
                          *     event: run.completed
-                         *     data: {"reply":"Fixing the open findings could save $857.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a\n2. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding fd2aa398-b0bc-46d7-879a-1f473b9e2606\n3. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 2aa1f60a-a4f3-476f-b901-0b2a10070a85\n4. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 1664734c-9417-4f61-a5b9-03bdc43efa23\n5. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding 816019a6-9193-434f-a5ed-3c37930dfd39\n6. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding f0be99d5-a2fa-450a-ace0-cded350426f9\n7. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding b9ef3518-a7b1-40c0-acf7-165abace858c\n8. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 94e57258-96c2-4f34-b791-de7…","seq":67,"run_id":"59626e0c-68c8-496a-84f1-4bc8aa29a270","kind":"run.completed","at":"2026-11-25T00:01:45.731Z"}
+                         *     data: {"reply":"Fixing the open findings could save $857.80 a month in total (each resource counted once, so alternatives on the same resource are not added up).\n\nThe findings that save the most, largest first:\n1. Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month (migrate, effort low) — finding 1364a068-200b-4cbf-85cd-3a2d3c06a2b0\n2. RDS instance legacy-reporting-db had no connections in 30 days — saves $272.66/month (delete, effort medium) — finding 10b0d7fa-5ee6-4ac8-9d2e-ab1ecb1cd303\n3. EBS snapshot snap-6f11ff915d1c8e685 (analytics-data-q2) is 120 days old — saves $76.80/month (delete, effort low) — finding 6282efb5-fe1f-4d87-88e3-e33204a05558\n4. Instance i-900314533944af883 (reporting-worker-01) peaks at 2.35% average CPU: m5.xlarge is oversized — saves $70.08/month (rightsize, effort medium) — finding 04a70d6b-2dad-47c2-b83d-1588dfe220b7\n5. NAT gateway nat-40e166a61c28de74f (staging-nat) carried no traffic in 30 days — saves $32.85/month (delete, effort low) — finding a0b95ca9-a4a2-4c0b-9974-b0d786665d07\n6. Launch template lt-batch keeps creating gp2 volumes: 12 volumes to move to gp3 — saves $24.00/month (migrate, effort low) — finding 644d1d0d-7172-46bc-9807-83ff8fc75c86\n7. Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month (migrate, effort low) — finding 05c195aa-fa84-4beb-9b6c-42dbc8e5be14\n8. Unattached gp2 volume vol-67f40b4bc41743c9e (old-etl-scratch): 200 GiB — saves $20.00/month (delete, effort low) — finding 0946932b-6bdf-48c5-8efb-5fe…","seq":67,"run_id":"10c3b08a-72a8-4fbc-a373-d25e742f3008","kind":"run.completed","at":"2026-11-25T01:40:48.221Z"}
                          */
                         "text/event-stream": string;
                     };
@@ -1156,16 +1156,16 @@ export type paths = {
                          * @example {
                          *       "sessions": [
                          *         {
-                         *           "id": "90c35fa1-9f1a-44f7-b961-368cc91bc92e",
+                         *           "id": "27df5097-5e81-42ff-a5dd-7db681539cad",
                          *           "name": "Cost review",
-                         *           "created_at": "2026-11-25T00:01:43.050Z",
-                         *           "updated_at": "2026-11-25T00:01:43.050Z"
+                         *           "created_at": "2026-11-25T01:40:39.220Z",
+                         *           "updated_at": "2026-11-25T01:40:39.220Z"
                          *         },
                          *         {
                          *           "id": "triage-monday",
                          *           "name": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-25T00:01:42.960Z",
-                         *           "updated_at": "2026-11-25T00:01:42.960Z"
+                         *           "created_at": "2026-11-25T01:40:38.383Z",
+                         *           "updated_at": "2026-11-25T01:40:38.383Z"
                          *         }
                          *       ]
                          *     }
@@ -1221,9 +1221,9 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "90c35fa1-9f1a-44f7-b961-368cc91bc92e",
+                         *       "id": "27df5097-5e81-42ff-a5dd-7db681539cad",
                          *       "name": "Cost review",
-                         *       "created_at": "2026-11-25T00:01:43.050Z"
+                         *       "created_at": "2026-11-25T01:40:39.220Z"
                          *     }
                          */
                         "application/json": {
@@ -1378,8 +1378,8 @@ export type paths = {
                          * @example {
                          *       "id": "triage-monday",
                          *       "name": "Monday triage",
-                         *       "created_at": "2026-11-25T00:01:42.960Z",
-                         *       "updated_at": "2026-11-25T00:01:43.064Z"
+                         *       "created_at": "2026-11-25T01:40:38.383Z",
+                         *       "updated_at": "2026-11-25T01:40:39.341Z"
                          *     }
                          */
                         "application/json": components["schemas"]["Session"];
@@ -1473,18 +1473,18 @@ export type paths = {
                          *       "session_id": "triage-monday",
                          *       "messages": [
                          *         {
-                         *           "id": "cdc6a7d4-c03a-46be-9ed0-f6ccc40faaa9",
+                         *           "id": "4e6eb658-a531-47c2-861f-da7d9a75b5de",
                          *           "role": "user",
                          *           "content": "What are my most expensive open findings?",
-                         *           "created_at": "2026-11-25T00:01:42.960Z",
-                         *           "run_id": "f0a194fb-05f0-43d7-9864-66ffeec81b90"
+                         *           "created_at": "2026-11-25T01:40:38.383Z",
+                         *           "run_id": "c8ba7a63-c2a0-4e43-9cc2-bf1de47cfae6"
                          *         },
                          *         {
-                         *           "id": "2192ddd6-254a-4336-8ca6-4eb5947a59f8",
+                         *           "id": "08fb56db-6358-429a-98ce-e912059fad63",
                          *           "role": "assistant",
                          *           "content": "The inventory costs $5,324.59 a month across 340 resources (the sum of their monthly costs; 197 of them carry a cost).\n\nBy type, the largest first:\n1. aws_ec2_instance — $2,742.29/month over 54 resources\n2. aws_rds_db_instance — $852.11/month over 4 resources\n3. aws_ebs_volume — $778.90/month over 58 resources\n4. aws_vpc_nat_gateway — $459.90/month over 14 resources\n5. aws_s3_bucket — $197.55/month over 5 resources\n6. aws_ec2_application_load_balancer — $131.44/month over 8 resources\n\nThe most expensive resources:\n1. db-migration-io1 (vol-576568fc726f47043) — aws_ebs_volume — $322.50/month\n2. legacy-reporting-db (arn:aws:rds:us-east-1:533297907419:db:legacy-reporting-db) — aws_rds_db_instance (service=reporting) — $272.66/month\n3. orders-1-db (arn:aws:rds:us-east-1:533297907419:db:orders-1-db) — aws_rds_db_instance (service=orders-1) — $216.96/month\n4. ledger-1-db (arn:aws:rds:us-east-1:486733636442:db:ledger-1-db) — aws_rds_db_instance (service=ledger-1) — $214.66/month\n5. analytics-data (vol-aff93042cdef3fa83) — aws_ebs_volume (service=analytics) — $153.60/month\n6. prod-payments-db (arn:aws:rds:us-east-1:533297907419:db:prod-payments-db) — aws_rds_db_instance (service=payments) — $147.83/month\n7. reporting-worker-01 (i-900314533944af883) — aws_ec2_instance (service=reporting) — $140.16/month\n8. acme-dr-backups-5dccf1 (arn:aws:s3:::acme-dr-backups-5dccf1) — aws_s3_bucket (service=platform) — $119.60/month\n9. analytics-data-q2 (snap-6f11ff915d1c8e685) — aws_ebs_snapshot — $76…",
-                         *           "created_at": "2026-11-25T00:01:43.039Z",
-                         *           "run_id": "f0a194fb-05f0-43d7-9864-66ffeec81b90"
+                         *           "created_at": "2026-11-25T01:40:39.178Z",
+                         *           "run_id": "c8ba7a63-c2a0-4e43-9cc2-bf1de47cfae6"
                          *         }
                          *       ]
                          *     }
@@ -1594,10 +1594,10 @@ export type paths = {
                          *         "regions": 2,
                          *         "detectors": 40,
                          *         "last_scan": {
-                         *           "id": "149944b0-2a24-4c8c-a73a-208ae16bf51b",
+                         *           "id": "fef42992-b3d5-48b2-beca-ab750f4fcfa9",
                          *           "status": "completed",
-                         *           "finished_at": "2026-11-25T00:01:42.635Z",
-                         *           "created_at": "2026-11-25T00:01:41.413Z"
+                         *           "finished_at": "2026-11-25T01:40:35.866Z",
+                         *           "created_at": "2026-11-25T01:40:27.762Z"
                          *         }
                          *       }
                          *     }
@@ -1666,48 +1666,48 @@ export type paths = {
                          * @example {
                          *       "findings": [
                          *         {
-                         *           "id": "1b972dac-787a-4fff-873d-633e667a14a2",
+                         *           "id": "0ae5ced4-e4b1-4c66-902c-0c31ac6a35a0",
                          *           "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.nat_single_for_many_azs",
-                         *           "group_id": "a1a19ebc-0161-4682-b4f0-2f0dc0a85d00",
+                         *           "group_id": "cb89eabb-415f-49cb-9651-310476aca7c4",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "medium",
-                         *           "detected_at": "2026-11-25T00:01:42.603Z",
-                         *           "last_seen_at": "2026-11-25T00:01:42.603Z",
+                         *           "detected_at": "2026-11-25T01:40:35.425Z",
+                         *           "last_seen_at": "2026-11-25T01:40:35.425Z",
                          *           "resource_count": 4
                          *         },
                          *         {
-                         *           "id": "5755b82b-6af9-40a9-9545-1413c0d9971b",
+                         *           "id": "802578d1-3e38-45fe-b583-c576fb9dab22",
                          *           "title": "Point-in-time recovery disabled on DynamoDB table orders",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.dynamodb_no_pitr",
-                         *           "group_id": "4bf0bfa8-6cad-46d8-961b-ed28976be7de",
+                         *           "group_id": "7453f437-6966-4f0a-ad18-c8d251b9d8f8",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-25T00:01:42.590Z",
-                         *           "last_seen_at": "2026-11-25T00:01:42.590Z",
+                         *           "detected_at": "2026-11-25T01:40:35.151Z",
+                         *           "last_seen_at": "2026-11-25T01:40:35.151Z",
                          *           "resource_count": 1
                          *         },
                          *         {
-                         *           "id": "b365d45b-b827-44bf-be46-c88d9214012e",
+                         *           "id": "f1487769-7e46-4063-ad12-716561488d6b",
                          *           "title": "ElastiCache sessions-cache cannot fail over (automatic failover disabled)",
                          *           "severity": "high",
                          *           "domain": "sre",
                          *           "status": "open",
                          *           "check_id": "sre.elasticache_no_failover",
-                         *           "group_id": "6b508a22-96c1-4650-967b-6c1cf71d5a64",
+                         *           "group_id": "4a894e2e-07e4-4618-819d-edd26c187d63",
                          *           "regressed": false,
                          *           "savings": 0,
                          *           "effort": "low",
-                         *           "detected_at": "2026-11-25T00:01:42.578Z",
-                         *           "last_seen_at": "2026-11-25T00:01:42.578Z",
+                         *           "detected_at": "2026-11-25T01:40:34.757Z",
+                         *           "last_seen_at": "2026-11-25T01:40:34.757Z",
                          *           "resource_count": 1
                          *         }
                          *       ]
@@ -1780,7 +1780,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *       "id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -1790,8 +1790,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-25T00:01:42.623Z",
-                         *       "last_seen_at": "2026-11-25T00:01:42.623Z",
+                         *       "detected_at": "2026-11-25T01:40:35.791Z",
+                         *       "last_seen_at": "2026-11-25T01:40:35.791Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -1827,7 +1827,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "7eef5bba-2ea1-4831-a2f5-f643523f5b2e",
+                         *         "id": "1c933bde-af0a-4d12-833c-8b47122e0e1b",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -1835,25 +1835,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "6c56847e-561e-4923-bfbb-4edc9b85fd05",
+                         *         "id": "cd9fe799-c633-486b-8a97-4516a9111cfd",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *             "id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-25T00:01:42.623Z",
-                         *             "last_seen_at": "2026-11-25T00:01:42.623Z",
+                         *             "detected_at": "2026-11-25T01:40:35.791Z",
+                         *             "last_seen_at": "2026-11-25T01:40:35.791Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *             "finding_id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-25T00:01:42.623Z"
+                         *             "at": "2026-11-25T01:40:35.791Z"
                          *           }
                          *         ]
                          *       },
@@ -1911,10 +1911,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 2,
+                         *             "duration_ms": 3,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-25T00:01:42.623Z"
+                         *             "executed_at": "2026-11-25T01:40:35.791Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -1968,10 +1968,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 2,
+                         *             "duration_ms": 14,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-25T00:01:42.623Z"
+                         *             "executed_at": "2026-11-25T01:40:35.791Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -1988,7 +1988,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-25T00:01:42.623Z"
+                         *             "executed_at": "2026-11-25T01:40:35.791Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2179,8 +2179,8 @@ export type paths = {
                          * @example {
                          *       "recommendations": [
                          *         {
-                         *           "id": "868b2895-43b0-4bd3-839a-cd2efeae5906",
-                         *           "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *           "id": "2c282417-f6d6-48fd-9af3-c0b303a55d6d",
+                         *           "finding_id": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *           "title": "Unattached io1 volume vol-576568fc726f47043 (db-migration-io1): 500 GiB",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2192,8 +2192,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "5c787397-bd34-4ede-aa81-cc466237a943",
-                         *           "finding_id": "9062e28a-1ea0-49f6-ad22-f5a5a4e8fe5a",
+                         *           "id": "8fa0bd86-8fd9-4a3d-bc3d-c12831221c6d",
+                         *           "finding_id": "1364a068-200b-4cbf-85cd-3a2d3c06a2b0",
                          *           "title": "Switch db-migration-io1 from io1 at 4000 IOPS to gp3: saves $277.50/month",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2205,8 +2205,8 @@ export type paths = {
                          *           "priority": 1
                          *         },
                          *         {
-                         *           "id": "2b1ccaf7-1852-4bc9-93cd-d69377dcc5f0",
-                         *           "finding_id": "fd2aa398-b0bc-46d7-879a-1f473b9e2606",
+                         *           "id": "3c0fc3ed-db89-4fc8-b6a5-da09d5356bc6",
+                         *           "finding_id": "10b0d7fa-5ee6-4ac8-9d2e-ab1ecb1cd303",
                          *           "title": "RDS instance legacy-reporting-db had no connections in 30 days",
                          *           "domain": "finops",
                          *           "severity": "high",
@@ -2419,7 +2419,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *       "id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *       "title": "Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call",
                          *       "severity": "critical",
                          *       "domain": "sre",
@@ -2429,8 +2429,8 @@ export type paths = {
                          *       "run_reasoning": "publicly_accessible = true, backup_retention_period = 0 and deletion_protection = false all hold for prod-payments-db, so severity is critical whatever the environment. Ingress from 0.0.0.0/0 covering port 3306 on sg-64609b8ecba3ce19d; 0 manual snapshot(s); 3 dependents in the graph. Savings 0.",
                          *       "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *       "confidence": 1,
-                         *       "detected_at": "2026-11-25T00:01:42.623Z",
-                         *       "last_seen_at": "2026-11-25T00:01:42.623Z",
+                         *       "detected_at": "2026-11-25T01:40:35.791Z",
+                         *       "last_seen_at": "2026-11-25T01:40:35.791Z",
                          *       "last_reinvestigated_at": null,
                          *       "resolved_at": null,
                          *       "resolved_by": null,
@@ -2466,7 +2466,7 @@ export type paths = {
                          *         }
                          *       ],
                          *       "recommendation": {
-                         *         "id": "7eef5bba-2ea1-4831-a2f5-f643523f5b2e",
+                         *         "id": "1c933bde-af0a-4d12-833c-8b47122e0e1b",
                          *         "rationale": "Close all three gaps today, cheapest first: (1) take a snapshot now: aws rds create-db-snapshot --db-instance-identifier prod-payments-db --db-snapshot-identifier prod-payments-db-before-hardening; (2) aws rds modify-db-instance --db-instance-identifier prod-payments-db --deletion-protection --backup-retention-period 7 --no-publicly-accessible --apply-immediately; (3) aws ec2 revoke-security-group-ingress --group-id sg-64609b8ecba3ce19d --ip-permissions '{\"IpProtocol\":\"tcp\",\"FromPort\":3306,\"ToPort\":3306,\"IpRanges\":[{\"CidrIp\":\"0.0.0.0/0\"}]}', and reach it from the application's security group or a bastion instead. None of this costs more than a few dollars of backup storage; breaking any one leg of the combination removes the irreversible path.",
                          *         "action_type": "protect-and-back-up",
                          *         "savings": 0,
@@ -2474,25 +2474,25 @@ export type paths = {
                          *         "priority": 1
                          *       },
                          *       "group": {
-                         *         "id": "6c56847e-561e-4923-bfbb-4edc9b85fd05",
+                         *         "id": "cd9fe799-c633-486b-8a97-4516a9111cfd",
                          *         "highest_severity": "critical",
                          *         "members": [
                          *           {
-                         *             "id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *             "id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *             "status": "open",
                          *             "producing_agent": "pulse.detector:sre.toxic_unprotected_public_database",
-                         *             "detected_at": "2026-11-25T00:01:42.623Z",
-                         *             "last_seen_at": "2026-11-25T00:01:42.623Z",
+                         *             "detected_at": "2026-11-25T01:40:35.791Z",
+                         *             "last_seen_at": "2026-11-25T01:40:35.791Z",
                          *             "sighting_count": 1
                          *           }
                          *         ],
                          *         "history": [
                          *           {
-                         *             "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *             "finding_id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *             "kind": "detected",
                          *             "agent": "pulse.detector:sre.toxic_unprotected_public_database",
                          *             "status": "open",
-                         *             "at": "2026-11-25T00:01:42.623Z"
+                         *             "at": "2026-11-25T01:40:35.791Z"
                          *           }
                          *         ]
                          *       },
@@ -2550,10 +2550,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 2,
+                         *             "duration_ms": 3,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-25T00:01:42.623Z"
+                         *             "executed_at": "2026-11-25T01:40:35.791Z"
                          *           },
                          *           {
                          *             "seq": 2,
@@ -2607,10 +2607,10 @@ export type paths = {
                          *               }
                          *             ],
                          *             "row_count": 1,
-                         *             "duration_ms": 2,
+                         *             "duration_ms": 14,
                          *             "is_self_correction": false,
                          *             "rerunnable": true,
-                         *             "executed_at": "2026-11-25T00:01:42.623Z"
+                         *             "executed_at": "2026-11-25T01:40:35.791Z"
                          *           },
                          *           {
                          *             "seq": 3,
@@ -2627,7 +2627,7 @@ export type paths = {
                          *             "duration_ms": 0,
                          *             "is_self_correction": false,
                          *             "rerunnable": false,
-                         *             "executed_at": "2026-11-25T00:01:42.623Z"
+                         *             "executed_at": "2026-11-25T01:40:35.791Z"
                          *           }
                          *         ],
                          *         "summary": {
@@ -2706,7 +2706,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *       "finding_id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *       "steps": [
                          *         {
                          *           "seq": 1,
@@ -2760,10 +2760,10 @@ export type paths = {
                          *             }
                          *           ],
                          *           "row_count": 1,
-                         *           "duration_ms": 2,
+                         *           "duration_ms": 3,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-25T00:01:42.623Z"
+                         *           "executed_at": "2026-11-25T01:40:35.791Z"
                          *         },
                          *         {
                          *           "seq": 2,
@@ -2817,10 +2817,10 @@ export type paths = {
                          *             }
                          *           ],
                          *           "row_count": 1,
-                         *           "duration_ms": 2,
+                         *           "duration_ms": 14,
                          *           "is_self_correction": false,
                          *           "rerunnable": true,
-                         *           "executed_at": "2026-11-25T00:01:42.623Z"
+                         *           "executed_at": "2026-11-25T01:40:35.791Z"
                          *         },
                          *         {
                          *           "seq": 3,
@@ -2837,7 +2837,7 @@ export type paths = {
                          *           "duration_ms": 0,
                          *           "is_self_correction": false,
                          *           "rerunnable": false,
-                         *           "executed_at": "2026-11-25T00:01:42.623Z"
+                         *           "executed_at": "2026-11-25T01:40:35.791Z"
                          *         }
                          *       ],
                          *       "summary": {
@@ -2963,11 +2963,11 @@ export type paths = {
                          *         }
                          *       ],
                          *       "row_count": 1,
-                         *       "duration_ms": 3,
+                         *       "duration_ms": 13,
                          *       "truncated": false,
                          *       "differs": false,
                          *       "recorded_row_count": 1,
-                         *       "executed_at": "2026-11-25T00:01:43.219Z"
+                         *       "executed_at": "2026-11-25T01:40:40.885Z"
                          *     }
                          */
                         "application/json": components["schemas"]["StepRerun"];
@@ -3340,20 +3340,20 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "3b9deff9-cdbf-4341-a2ad-c0dd22a18320",
-                         *       "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
-                         *       "group_id": "ef1876c2-df0c-490a-96e6-14ada599c5a4",
+                         *       "id": "aa6100cb-f801-4081-80e9-b565ac1b3170",
+                         *       "finding_id": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
+                         *       "group_id": "c10098ec-fb77-41c2-ae89-2d57de4d3d90",
                          *       "status": "generating",
                          *       "stale": false,
                          *       "engine": "builtin",
                          *       "attempt": 1,
-                         *       "created_at": "2026-11-25T00:01:44.194Z",
-                         *       "updated_at": "2026-11-25T00:01:44.194Z",
+                         *       "created_at": "2026-11-25T01:40:44.444Z",
+                         *       "updated_at": "2026-11-25T01:40:44.444Z",
                          *       "resolved_at": null,
                          *       "error": null,
                          *       "steps": [],
                          *       "final_check": null,
-                         *       "job_id": "plan-3b9deff9-cdbf-4341-a2ad-c0dd22a18320-generate-1"
+                         *       "job_id": "plan-aa6100cb-f801-4081-80e9-b565ac1b3170-generate-1"
                          *     }
                          */
                         "application/json": components["schemas"]["ResolutionPlan"];
@@ -3430,15 +3430,15 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "3b9deff9-cdbf-4341-a2ad-c0dd22a18320",
-                         *       "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
-                         *       "group_id": "ef1876c2-df0c-490a-96e6-14ada599c5a4",
+                         *       "id": "aa6100cb-f801-4081-80e9-b565ac1b3170",
+                         *       "finding_id": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
+                         *       "group_id": "c10098ec-fb77-41c2-ae89-2d57de4d3d90",
                          *       "status": "ready",
                          *       "stale": false,
                          *       "engine": "builtin",
                          *       "attempt": 1,
-                         *       "created_at": "2026-11-25T00:01:44.194Z",
-                         *       "updated_at": "2026-11-25T00:01:44.235Z",
+                         *       "created_at": "2026-11-25T01:40:44.444Z",
+                         *       "updated_at": "2026-11-25T01:40:44.512Z",
                          *       "resolved_at": null,
                          *       "error": null,
                          *       "steps": [
@@ -3448,7 +3448,7 @@ export type paths = {
                          *           "instructions": "Before deleting volume vol-576568fc726f47043 (db-migration-io1), ask its owner (team data) whether the data is still needed; if so, take a snapshot in the console or with the AWS CLI and wait until it is completed. Runbook “Reduce EBS storage waste”: 1. Confirm the volume is not needed: check its attachments, tags (owner, service) and the last read/write activity. 2. Before deleting anything, take a snapshot and tag it with the ticket or finding id. 3. For gp2 and io1/io2 volumes, migrate in place to gp3 (aws ec2 modify-volume --volume-type gp3); no detach or downtime is needed. 4. When a launch template creates the volumes, change the template so new instances get gp3. 5. Re-run the finding’s evidence query to confirm the volume is gone or migrated.",
                          *           "citations": [
                          *             {
-                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "ref": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3476,7 +3476,7 @@ export type paths = {
                          *           "instructions": "The evidence shows vol-576568fc726f47043 (db-migration-io1), 500 GiB io1, is attached to no instance and costs $322.50 a month. Delete it.",
                          *           "citations": [
                          *             {
-                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "ref": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3510,7 +3510,7 @@ export type paths = {
                          *           "instructions": "Finalize re-syncs the cluster's 1 resource(s) from the connection and re-runs the detection query \"Unattached EBS volumes\" (the finding's evidence, audit:5), limited to them. No row left: the whole cluster is resolved, its savings are realized and the lesson is kept. A row left: the plan shows what is still there and can be regenerated.",
                          *           "citations": [
                          *             {
-                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "ref": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3608,7 +3608,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "job_id": "plan-3b9deff9-cdbf-4341-a2ad-c0dd22a18320-verify-2-63c90033-4bee-4fa4-a432-bd071cb8fba0",
+                         *       "job_id": "plan-aa6100cb-f801-4081-80e9-b565ac1b3170-verify-2-bed49f5e-3b5c-4ac0-ba71-49b46d10e86e",
                          *       "status": "verifying"
                          *     }
                          */
@@ -3689,15 +3689,15 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "3b9deff9-cdbf-4341-a2ad-c0dd22a18320",
-                         *       "finding_id": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
-                         *       "group_id": "ef1876c2-df0c-490a-96e6-14ada599c5a4",
+                         *       "id": "aa6100cb-f801-4081-80e9-b565ac1b3170",
+                         *       "finding_id": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
+                         *       "group_id": "c10098ec-fb77-41c2-ae89-2d57de4d3d90",
                          *       "status": "ready",
                          *       "stale": false,
                          *       "engine": "builtin",
                          *       "attempt": 1,
-                         *       "created_at": "2026-11-25T00:01:44.194Z",
-                         *       "updated_at": "2026-11-25T00:01:44.735Z",
+                         *       "created_at": "2026-11-25T01:40:44.444Z",
+                         *       "updated_at": "2026-11-25T01:40:45.298Z",
                          *       "resolved_at": null,
                          *       "error": null,
                          *       "steps": [
@@ -3707,7 +3707,7 @@ export type paths = {
                          *           "instructions": "Before deleting volume vol-576568fc726f47043 (db-migration-io1), ask its owner (team data) whether the data is still needed; if so, take a snapshot in the console or with the AWS CLI and wait until it is completed. Runbook “Reduce EBS storage waste”: 1. Confirm the volume is not needed: check its attachments, tags (owner, service) and the last read/write activity. 2. Before deleting anything, take a snapshot and tag it with the ticket or finding id. 3. For gp2 and io1/io2 volumes, migrate in place to gp3 (aws ec2 modify-volume --volume-type gp3); no detach or downtime is needed. 4. When a launch template creates the volumes, change the template so new instances get gp3. 5. Re-run the finding’s evidence query to confirm the volume is gone or migrated.",
                          *           "citations": [
                          *             {
-                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "ref": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3726,8 +3726,8 @@ export type paths = {
                          *           "final": false,
                          *           "last_check": null,
                          *           "skip_reason": null,
-                         *           "done_by": "user:acme-b1d858@example.com",
-                         *           "done_at": "2026-11-25T00:01:44.735Z"
+                         *           "done_by": "user:acme-3b73f0@example.com",
+                         *           "done_at": "2026-11-25T01:40:45.296Z"
                          *         },
                          *         {
                          *           "seq": 2,
@@ -3735,7 +3735,7 @@ export type paths = {
                          *           "instructions": "The evidence shows vol-576568fc726f47043 (db-migration-io1), 500 GiB io1, is attached to no instance and costs $322.50 a month. Delete it.",
                          *           "citations": [
                          *             {
-                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "ref": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3759,13 +3759,13 @@ export type paths = {
                          *           "status": "verified",
                          *           "final": false,
                          *           "last_check": {
-                         *             "at": "2026-11-25T00:01:44.531Z",
+                         *             "at": "2026-11-25T01:40:45.106Z",
                          *             "outcome": "passed",
                          *             "output_preview": "the resource no longer exists"
                          *           },
                          *           "skip_reason": null,
-                         *           "done_by": "user:acme-b1d858@example.com",
-                         *           "done_at": "2026-11-25T00:01:44.532Z"
+                         *           "done_by": "user:acme-3b73f0@example.com",
+                         *           "done_at": "2026-11-25T01:40:45.126Z"
                          *         },
                          *         {
                          *           "seq": 3,
@@ -3773,7 +3773,7 @@ export type paths = {
                          *           "instructions": "Finalize re-syncs the cluster's 1 resource(s) from the connection and re-runs the detection query \"Unattached EBS volumes\" (the finding's evidence, audit:5), limited to them. No row left: the whole cluster is resolved, its savings are realized and the lesson is kept. A row left: the plan shows what is still there and can be regenerated.",
                          *           "citations": [
                          *             {
-                         *               "ref": "eddfa765-d73d-4e7f-82c3-a0735632ce5b",
+                         *               "ref": "c22c93ef-6198-4f8c-bd80-78e4764e8a56",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3884,15 +3884,15 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "0caa9fbf-400c-4fb3-b4e5-ef66694f55a0",
-                         *       "finding_id": "f757322d-0315-40d0-a063-0dfe3f4f70af",
-                         *       "group_id": "6c56847e-561e-4923-bfbb-4edc9b85fd05",
+                         *       "id": "81ffe08a-7aef-41aa-9777-95a07375118a",
+                         *       "finding_id": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
+                         *       "group_id": "cd9fe799-c633-486b-8a97-4516a9111cfd",
                          *       "status": "ready",
                          *       "stale": false,
                          *       "engine": "builtin",
                          *       "attempt": 2,
-                         *       "created_at": "2026-11-25T00:01:44.986Z",
-                         *       "updated_at": "2026-11-25T00:01:45.441Z",
+                         *       "created_at": "2026-11-25T01:40:45.750Z",
+                         *       "updated_at": "2026-11-25T01:40:46.360Z",
                          *       "resolved_at": null,
                          *       "error": null,
                          *       "steps": [
@@ -3902,7 +3902,7 @@ export type paths = {
                          *           "instructions": "The evidence shows prod-payments-db is public, unbacked and unprotected: one delete loses it for good. Protect it first (it costs nothing). Runbook “Protect data stores”: 1. Turn on the bucket’s and account’s public access block; remove public grants from the bucket policy and ACL. 2. Make databases private (publicly_accessible false) and reach them through the VPC. 3. Encrypt at rest: copy the snapshot with encryption and restore from it, or enable default EBS encryption. 4. For toxic combinations, break the path first (close the exposure), then fix the rest. 5. Re-run the finding’s evidence query.",
                          *           "citations": [
                          *             {
-                         *               "ref": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *               "ref": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3927,8 +3927,8 @@ export type paths = {
                          *           "final": false,
                          *           "last_check": null,
                          *           "skip_reason": "The owner keeps this one until the quarter closes.",
-                         *           "done_by": "user:acme-b1d858@example.com",
-                         *           "done_at": "2026-11-25T00:01:45.440Z"
+                         *           "done_by": "user:acme-3b73f0@example.com",
+                         *           "done_at": "2026-11-25T01:40:46.359Z"
                          *         },
                          *         {
                          *           "seq": 2,
@@ -3936,7 +3936,7 @@ export type paths = {
                          *           "instructions": "Then give it 7 days of automated backups, so data can be restored.",
                          *           "citations": [
                          *             {
-                         *               "ref": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *               "ref": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -3970,7 +3970,7 @@ export type paths = {
                          *           "instructions": "Last, take it off the Internet; clients in the VPC keep their access.",
                          *           "citations": [
                          *             {
-                         *               "ref": "f757322d-0315-40d0-a063-0dfe3f4f70af",
+                         *               "ref": "a7a9e183-4a25-4682-aa43-4676e0bbf783",
                          *               "kind": "finding"
                          *             },
                          *             {
@@ -4108,7 +4108,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "job_id": "plan-3b9deff9-cdbf-4341-a2ad-c0dd22a18320-finalize-0d63fc94-7613-415e-bb64-7e9f75700c4b",
+                         *       "job_id": "plan-aa6100cb-f801-4081-80e9-b565ac1b3170-finalize-ab94363a-cdeb-4bb8-a8bf-4956aa7a8ce0",
                          *       "status": "finalizing"
                          *     }
                          */
@@ -4188,7 +4188,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "job_id": "plan-0caa9fbf-400c-4fb3-b4e5-ef66694f55a0-generate-2",
+                         *       "job_id": "plan-81ffe08a-7aef-41aa-9777-95a07375118a-generate-2",
                          *       "status": "generating"
                          *     }
                          */
@@ -4272,13 +4272,13 @@ export type paths = {
                          * @example {
                          *       "learnings": [
                          *         {
-                         *           "id": "d470dc0f-a024-4f51-b287-630a29ce984b",
+                         *           "id": "8aff6698-8a3c-483b-ae12-c199d67decf6",
                          *           "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *           "service": "batch",
                          *           "status": "active",
                          *           "source": "user",
-                         *           "created_by": "user:acme-b1d858@example.com",
-                         *           "created_at": "2026-11-25T00:01:43.300Z",
+                         *           "created_by": "user:acme-3b73f0@example.com",
+                         *           "created_at": "2026-11-25T01:40:41.262Z",
                          *           "last_used_at": null,
                          *           "used_count": 0
                          *         }
@@ -4349,13 +4349,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "d470dc0f-a024-4f51-b287-630a29ce984b",
+                         *       "id": "8aff6698-8a3c-483b-ae12-c199d67decf6",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "active",
                          *       "source": "user",
-                         *       "created_by": "user:acme-b1d858@example.com",
-                         *       "created_at": "2026-11-25T00:01:43.300Z",
+                         *       "created_by": "user:acme-3b73f0@example.com",
+                         *       "created_at": "2026-11-25T01:40:41.262Z",
                          *       "last_used_at": null,
                          *       "used_count": 0
                          *     }
@@ -4461,13 +4461,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "d470dc0f-a024-4f51-b287-630a29ce984b",
+                         *       "id": "8aff6698-8a3c-483b-ae12-c199d67decf6",
                          *       "fact": "The batch cluster in us-west-2 is scaled to zero on weekends on purpose.",
                          *       "service": "batch",
                          *       "status": "archived",
                          *       "source": "user",
-                         *       "created_by": "user:acme-b1d858@example.com",
-                         *       "created_at": "2026-11-25T00:01:43.300Z",
+                         *       "created_by": "user:acme-3b73f0@example.com",
+                         *       "created_at": "2026-11-25T01:40:41.262Z",
                          *       "last_used_at": null,
                          *       "used_count": 0
                          *     }
@@ -4561,13 +4561,13 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "eb614b16-cdf8-42bf-ac9b-060ca31d0a1d",
-                         *       "generated_at": "2026-11-25T00:01:43.581Z",
+                         *       "id": "613f2ca3-8784-4954-80ae-2f6563a1fcb7",
+                         *       "generated_at": "2026-11-25T01:40:43.745Z",
                          *       "period": {
-                         *         "from": "2026-11-24T00:01:43.553Z",
-                         *         "to": "2026-11-25T00:01:43.553Z"
+                         *         "from": "2026-11-24T01:40:43.531Z",
+                         *         "to": "2026-11-25T01:40:43.531Z"
                          *       },
-                         *       "requested_by": "user:acme-b1d858@example.com",
+                         *       "requested_by": "user:acme-3b73f0@example.com",
                          *       "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
                          *       "sections": {
                          *         "drift": {
@@ -4579,7 +4579,7 @@ export type paths = {
                          *               "type": "aws_vpc_eip",
                          *               "actor": "arn:aws:iam::533297907419:user/bob",
                          *               "native_id": "eipalloc-0fde771dfcc4ccbcb",
-                         *               "resource_id": "0634bfcf-34c5-49bf-a983-9f650401e9ed"
+                         *               "resource_id": "ee2643d3-bf23-415e-81b5-f00c96000dac"
                          *             }
                          *           ],
                          *           "totals": {
@@ -4599,7 +4599,7 @@ export type paths = {
                          *                 "size_value"
                          *               ],
                          *               "native_id": "i-900314533944af883",
-                         *               "resource_id": "5784408d-a3b4-4175-af31-3d1e3513e5a5"
+                         *               "resource_id": "f95702f9-3c92-462e-a14e-b1e8a6321f9a"
                          *             },
                          *             {
                          *               "at": "2026-10-31T00:00:00.000Z",
@@ -4611,7 +4611,7 @@ export type paths = {
                          *                 "attributes.backup_retention_period"
                          *               ],
                          *               "native_id": "prod-payments-db",
-                         *               "resource_id": "9b39127e-4e7c-467e-a59e-528813f98244"
+                         *               "resource_id": "1ae79335-3884-4570-8d9e-4b99de9bcacb"
                          *             },
                          *             {
                          *               "at": "2026-11-01T00:00:00.000Z",
@@ -4623,7 +4623,7 @@ export type paths = {
                          *                 "attributes.rules"
                          *               ],
                          *               "native_id": "sg-01aafac10bbec2271",
-                         *               "resource_id": "21bd972c-f760-4e54-98fc-edd10f3a3fc1"
+                         *               "resource_id": "c82d1682-8e90-43a3-9066-815fb9738e78"
                          *             }
                          *           ],
                          *           "removed": [
@@ -4634,7 +4634,7 @@ export type paths = {
                          *               "type": "aws_ebs_volume",
                          *               "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
                          *               "native_id": "vol-d15340a3c1ddd36dd",
-                         *               "resource_id": "1199fce7-0ff0-4c1b-bdaf-b89b31ae8e7a"
+                         *               "resource_id": "db134144-8e4f-471b-8419-1dd47c71af3d"
                          *             }
                          *           ]
                          *         },
@@ -4651,34 +4651,34 @@ export type paths = {
                          *         },
                          *         "new_findings": [
                          *           {
-                         *             "at": "2026-11-25T00:01:42.262Z",
+                         *             "at": "2026-11-25T01:40:32.448Z",
                          *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.sg_all_ports_open",
-                         *             "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
+                         *             "group_id": "6683398a-7e9b-4159-8fbc-12db86a6c240",
                          *             "severity": "critical",
-                         *             "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5"
+                         *             "finding_id": "f05373dc-d45a-402b-955e-7dd6262186f9"
                          *           },
                          *           {
-                         *             "at": "2026-11-25T00:01:42.278Z",
+                         *             "at": "2026-11-25T01:40:32.511Z",
                          *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.sg_ssh_open",
-                         *             "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
+                         *             "group_id": "72465e75-757d-435a-a7fe-65e02c4bd4e3",
                          *             "severity": "critical",
-                         *             "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47"
+                         *             "finding_id": "3792916a-4dc7-4500-b957-234cace37bad"
                          *           },
                          *           {
-                         *             "at": "2026-11-25T00:01:42.307Z",
+                         *             "at": "2026-11-25T01:40:32.653Z",
                          *             "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
                          *             "domain": "security",
                          *             "status": "open",
                          *             "check_id": "security.s3_public",
-                         *             "group_id": "c3a6cf2b-0cd6-4022-996b-9d9342112f97",
+                         *             "group_id": "87202217-3e3b-4ee0-8860-3f3b77dc8678",
                          *             "severity": "critical",
-                         *             "finding_id": "06b37518-402e-4eda-9ef5-28199690842c"
+                         *             "finding_id": "e0f28efe-85d5-482f-b42b-7d30c4ccf53a"
                          *           }
                          *         ],
                          *         "top_clusters": [
@@ -4687,12 +4687,12 @@ export type paths = {
                          *             "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
                          *             "domain": "security",
                          *             "check_id": "security.toxic_exposed_instance_sensitive_data",
-                         *             "group_id": "04784816-ef7e-4dd8-a307-3b17026fef21",
+                         *             "group_id": "181204ed-e313-4414-b5dc-9371e7d6d0fb",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 4,
                          *             "duplicates": 0,
-                         *             "finding_id": "75cada50-8314-4ef6-a300-f10baa2333cc",
+                         *             "finding_id": "45d083a2-a778-4fb2-88dd-f39ab164f915",
                          *             "savings_monthly": 0
                          *           },
                          *           {
@@ -4700,12 +4700,12 @@ export type paths = {
                          *             "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *             "domain": "security",
                          *             "check_id": "security.sg_all_ports_open",
-                         *             "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
+                         *             "group_id": "6683398a-7e9b-4159-8fbc-12db86a6c240",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 2,
                          *             "duplicates": 0,
-                         *             "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5",
+                         *             "finding_id": "f05373dc-d45a-402b-955e-7dd6262186f9",
                          *             "savings_monthly": 0
                          *           },
                          *           {
@@ -4713,12 +4713,12 @@ export type paths = {
                          *             "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *             "domain": "security",
                          *             "check_id": "security.sg_ssh_open",
-                         *             "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
+                         *             "group_id": "72465e75-757d-435a-a7fe-65e02c4bd4e3",
                          *             "severity": "critical",
                          *             "regressed": false,
                          *             "resources": 2,
                          *             "duplicates": 0,
-                         *             "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47",
+                         *             "finding_id": "3792916a-4dc7-4500-b957-234cace37bad",
                          *             "savings_monthly": 0
                          *           }
                          *         ],
@@ -4787,13 +4787,13 @@ export type paths = {
                          * @example {
                          *       "reports": [
                          *         {
-                         *           "id": "eb614b16-cdf8-42bf-ac9b-060ca31d0a1d",
-                         *           "generated_at": "2026-11-25T00:01:43.581Z",
+                         *           "id": "613f2ca3-8784-4954-80ae-2f6563a1fcb7",
+                         *           "generated_at": "2026-11-25T01:40:43.745Z",
                          *           "period": {
-                         *             "from": "2026-11-24T00:01:43.553Z",
-                         *             "to": "2026-11-25T00:01:43.553Z"
+                         *             "from": "2026-11-24T01:40:43.531Z",
+                         *             "to": "2026-11-25T01:40:43.531Z"
                          *           },
-                         *           "requested_by": "user:acme-b1d858@example.com",
+                         *           "requested_by": "user:acme-3b73f0@example.com",
                          *           "headline": "52 new findings (7 critical), 0 resolved, 0 regressed, 5 changes in the inventory, 0 incidents opened, $902.80/month of savings open. Fix first: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f (critical).",
                          *           "sections": {
                          *             "drift": {
@@ -4805,7 +4805,7 @@ export type paths = {
                          *                   "type": "aws_vpc_eip",
                          *                   "actor": "arn:aws:iam::533297907419:user/bob",
                          *                   "native_id": "eipalloc-0fde771dfcc4ccbcb",
-                         *                   "resource_id": "0634bfcf-34c5-49bf-a983-9f650401e9ed"
+                         *                   "resource_id": "ee2643d3-bf23-415e-81b5-f00c96000dac"
                          *                 }
                          *               ],
                          *               "totals": {
@@ -4825,7 +4825,7 @@ export type paths = {
                          *                     "size_value"
                          *                   ],
                          *                   "native_id": "i-900314533944af883",
-                         *                   "resource_id": "5784408d-a3b4-4175-af31-3d1e3513e5a5"
+                         *                   "resource_id": "f95702f9-3c92-462e-a14e-b1e8a6321f9a"
                          *                 },
                          *                 {
                          *                   "at": "2026-10-31T00:00:00.000Z",
@@ -4837,7 +4837,7 @@ export type paths = {
                          *                     "attributes.backup_retention_period"
                          *                   ],
                          *                   "native_id": "prod-payments-db",
-                         *                   "resource_id": "9b39127e-4e7c-467e-a59e-528813f98244"
+                         *                   "resource_id": "1ae79335-3884-4570-8d9e-4b99de9bcacb"
                          *                 },
                          *                 {
                          *                   "at": "2026-11-01T00:00:00.000Z",
@@ -4849,7 +4849,7 @@ export type paths = {
                          *                     "attributes.rules"
                          *                   ],
                          *                   "native_id": "sg-01aafac10bbec2271",
-                         *                   "resource_id": "21bd972c-f760-4e54-98fc-edd10f3a3fc1"
+                         *                   "resource_id": "c82d1682-8e90-43a3-9066-815fb9738e78"
                          *                 }
                          *               ],
                          *               "removed": [
@@ -4860,7 +4860,7 @@ export type paths = {
                          *                   "type": "aws_ebs_volume",
                          *                   "actor": "arn:aws:sts::533297907419:assumed-role/ci-deployer/github-actions",
                          *                   "native_id": "vol-d15340a3c1ddd36dd",
-                         *                   "resource_id": "1199fce7-0ff0-4c1b-bdaf-b89b31ae8e7a"
+                         *                   "resource_id": "db134144-8e4f-471b-8419-1dd47c71af3d"
                          *                 }
                          *               ]
                          *             },
@@ -4877,34 +4877,34 @@ export type paths = {
                          *             },
                          *             "new_findings": [
                          *               {
-                         *                 "at": "2026-11-25T00:01:42.262Z",
+                         *                 "at": "2026-11-25T01:40:32.448Z",
                          *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.sg_all_ports_open",
-                         *                 "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
+                         *                 "group_id": "6683398a-7e9b-4159-8fbc-12db86a6c240",
                          *                 "severity": "critical",
-                         *                 "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5"
+                         *                 "finding_id": "f05373dc-d45a-402b-955e-7dd6262186f9"
                          *               },
                          *               {
-                         *                 "at": "2026-11-25T00:01:42.278Z",
+                         *                 "at": "2026-11-25T01:40:32.511Z",
                          *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.sg_ssh_open",
-                         *                 "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
+                         *                 "group_id": "72465e75-757d-435a-a7fe-65e02c4bd4e3",
                          *                 "severity": "critical",
-                         *                 "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47"
+                         *                 "finding_id": "3792916a-4dc7-4500-b957-234cace37bad"
                          *               },
                          *               {
-                         *                 "at": "2026-11-25T00:01:42.307Z",
+                         *                 "at": "2026-11-25T01:40:32.653Z",
                          *                 "title": "S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive",
                          *                 "domain": "security",
                          *                 "status": "open",
                          *                 "check_id": "security.s3_public",
-                         *                 "group_id": "c3a6cf2b-0cd6-4022-996b-9d9342112f97",
+                         *                 "group_id": "87202217-3e3b-4ee0-8860-3f3b77dc8678",
                          *                 "severity": "critical",
-                         *                 "finding_id": "06b37518-402e-4eda-9ef5-28199690842c"
+                         *                 "finding_id": "e0f28efe-85d5-482f-b42b-7d30c4ccf53a"
                          *               }
                          *             ],
                          *             "top_clusters": [
@@ -4913,12 +4913,12 @@ export type paths = {
                          *                 "title": "Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f",
                          *                 "domain": "security",
                          *                 "check_id": "security.toxic_exposed_instance_sensitive_data",
-                         *                 "group_id": "04784816-ef7e-4dd8-a307-3b17026fef21",
+                         *                 "group_id": "181204ed-e313-4414-b5dc-9371e7d6d0fb",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 4,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "75cada50-8314-4ef6-a300-f10baa2333cc",
+                         *                 "finding_id": "45d083a2-a778-4fb2-88dd-f39ab164f915",
                          *                 "savings_monthly": 0
                          *               },
                          *               {
@@ -4926,12 +4926,12 @@ export type paths = {
                          *                 "title": "Every port open to the Internet on security group sg-legacy-all (sg-53faff75299372bf9), used by 1 instance",
                          *                 "domain": "security",
                          *                 "check_id": "security.sg_all_ports_open",
-                         *                 "group_id": "35ca0358-ca50-4670-bdac-279ba77519f9",
+                         *                 "group_id": "6683398a-7e9b-4159-8fbc-12db86a6c240",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 2,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "f274083f-c723-42b2-9af8-1d1f7b41fba5",
+                         *                 "finding_id": "f05373dc-d45a-402b-955e-7dd6262186f9",
                          *                 "savings_monthly": 0
                          *               },
                          *               {
@@ -4939,12 +4939,12 @@ export type paths = {
                          *                 "title": "SSH (tcp/22) open to the Internet on security group sg-bastion (sg-4bcdfa21113276f37), used by 1 instance",
                          *                 "domain": "security",
                          *                 "check_id": "security.sg_ssh_open",
-                         *                 "group_id": "a3c2eaa9-bb12-491a-999a-7cb7e80bd506",
+                         *                 "group_id": "72465e75-757d-435a-a7fe-65e02c4bd4e3",
                          *                 "severity": "critical",
                          *                 "regressed": false,
                          *                 "resources": 2,
                          *                 "duplicates": 0,
-                         *                 "finding_id": "c5bb1086-2c43-437e-b817-d1c85cf80c47",
+                         *                 "finding_id": "3792916a-4dc7-4500-b957-234cace37bad",
                          *                 "savings_monthly": 0
                          *               }
                          *             ],
@@ -5161,7 +5161,7 @@ export type paths = {
                          *           "category": "connectors",
                          *           "kind": "connector",
                          *           "status": "connected",
-                         *           "installed_at": "2026-11-25T00:01:41.409Z",
+                         *           "installed_at": "2026-11-25T01:40:27.724Z",
                          *           "settings": {}
                          *         },
                          *         {
@@ -5170,7 +5170,7 @@ export type paths = {
                          *           "category": "alert sources",
                          *           "kind": "alert_source",
                          *           "status": "active",
-                         *           "installed_at": "2026-11-25T00:01:44.125Z",
+                         *           "installed_at": "2026-11-25T01:40:44.343Z",
                          *           "settings": {}
                          *         },
                          *         {
@@ -5253,7 +5253,7 @@ export type paths = {
                          *       "category": "alert sources",
                          *       "kind": "alert_source",
                          *       "status": "active",
-                         *       "installed_at": "2026-11-25T00:01:44.125Z",
+                         *       "installed_at": "2026-11-25T01:40:44.343Z",
                          *       "settings": {}
                          *     }
                          */
@@ -5428,7 +5428,7 @@ export type paths = {
                          * @example {
                          *       "runbooks": [
                          *         {
-                         *           "id": "39fee282-be45-4ff7-b8da-f7cc99af3ec5",
+                         *           "id": "deffc76f-e0c1-42d4-9c31-55b3a252fc94",
                          *           "title": "Payments database failover",
                          *           "service": "payments",
                          *           "applies_to": {
@@ -5442,8 +5442,8 @@ export type paths = {
                          *             "Confirm the standby is in sync.",
                          *             "Fail over with aws rds reboot-db-instance --force-failover."
                          *           ],
-                         *           "created_by": "user:acme-b1d858@example.com",
-                         *           "updated_at": "2026-11-25T00:01:44.159Z",
+                         *           "created_by": "user:acme-3b73f0@example.com",
+                         *           "updated_at": "2026-11-25T01:40:44.390Z",
                          *           "source": "tenant"
                          *         },
                          *         {
@@ -5572,7 +5572,7 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "39fee282-be45-4ff7-b8da-f7cc99af3ec5",
+                         *       "id": "deffc76f-e0c1-42d4-9c31-55b3a252fc94",
                          *       "title": "Payments database failover",
                          *       "service": "payments",
                          *       "applies_to": {
@@ -5586,8 +5586,8 @@ export type paths = {
                          *         "Confirm the standby is in sync.",
                          *         "Fail over with aws rds reboot-db-instance --force-failover."
                          *       ],
-                         *       "created_by": "user:acme-b1d858@example.com",
-                         *       "updated_at": "2026-11-25T00:01:44.159Z",
+                         *       "created_by": "user:acme-3b73f0@example.com",
+                         *       "updated_at": "2026-11-25T01:40:44.390Z",
                          *       "source": "tenant"
                          *     }
                          */
@@ -5717,7 +5717,7 @@ export type paths = {
                          *       "findings": {
                          *         "fixes": [
                          *           {
-                         *             "finding_id": "9f061105-d686-4e0b-a719-116470efe7dc",
+                         *             "finding_id": "e55a2536-a299-444b-85ce-708a531a11b0",
                          *             "check_id": "sre.rds_single_az",
                          *             "title": "RDS prod-payments-db has no standby: single-AZ in us-east-1a",
                          *             "severity": "high",
@@ -5726,7 +5726,7 @@ export type paths = {
                          *             "how": "changed"
                          *           },
                          *           {
-                         *             "finding_id": "b9ef3518-a7b1-40c0-acf7-165abace858c",
+                         *             "finding_id": "05c195aa-fa84-4beb-9b6c-42dbc8e5be14",
                          *             "check_id": "finops.ebs_gp2_to_gp3",
                          *             "title": "Switch analytics-data (1536 GiB) from gp2 to gp3: saves $22.68/month",
                          *             "severity": "medium",
@@ -5735,7 +5735,7 @@ export type paths = {
                          *             "how": "changed"
                          *           },
                          *           {
-                         *             "finding_id": "1b972dac-787a-4fff-873d-633e667a14a2",
+                         *             "finding_id": "0ae5ced4-e4b1-4c66-902c-0c31ac6a35a0",
                          *             "check_id": "sre.nat_single_for_many_azs",
                          *             "title": "NAT gateway prod-nat-1a in us-east-1a is the only egress for us-east-1a, us-east-1b and us-east-1c",
                          *             "severity": "high",
@@ -5782,7 +5782,7 @@ export type paths = {
                          *           "importing": null,
                          *           "plan_ref": "L71-L84",
                          *           "live": {
-                         *             "id": "9b39127e-4e7c-467e-a59e-528813f98244",
+                         *             "id": "1ae79335-3884-4570-8d9e-4b99de9bcacb",
                          *             "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *             "type": "aws_rds_db_instance",
                          *             "native_id": "prod-payments-db",
@@ -5804,7 +5804,7 @@ export type paths = {
                          *             },
                          *             "items": [
                          *               {
-                         *                 "id": "36ef4247-87f7-48ba-8058-75aba3b4b76b",
+                         *                 "id": "c4106995-21ee-451f-9e21-610e72f6301b",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-7d4ed62c09e0ccd28",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-7d4ed62c09e0ccd28",
@@ -5814,7 +5814,7 @@ export type paths = {
                          *                 "impact": "fails"
                          *               },
                          *               {
-                         *                 "id": "573a88d2-d177-4011-a938-d9a24c96788b",
+                         *                 "id": "ae898539-ab13-4801-acf7-48f5dac13d4d",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-928255e706913535f",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-928255e706913535f",
@@ -5824,7 +5824,7 @@ export type paths = {
                          *                 "impact": "fails"
                          *               },
                          *               {
-                         *                 "id": "088c9ff5-e6c3-4b57-9586-1d8a5a99980a",
+                         *                 "id": "1f14b71e-0809-46c4-bbdb-d35273ad836b",
                          *                 "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-9a3b4cc3677e18853",
                          *                 "type": "aws_ec2_instance",
                          *                 "native_id": "i-9a3b4cc3677e18853",
@@ -5848,7 +5848,7 @@ export type paths = {
                          *           "importing": null,
                          *           "plan_ref": "L86-L95",
                          *           "live": {
-                         *             "id": "c4c5f41d-f9bf-44f3-a7ec-9afdbd46d05a",
+                         *             "id": "9d759b01-6a79-4082-a771-0826f85075de",
                          *             "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-aff93042cdef3fa83",
                          *             "type": "aws_ebs_volume",
                          *             "native_id": "vol-aff93042cdef3fa83",
@@ -6051,7 +6051,7 @@ export type paths = {
                          *         "at_risk": 35,
                          *         "critical": 9
                          *       },
-                         *       "last_scan_at": "2026-11-25T00:01:42.635Z"
+                         *       "last_scan_at": "2026-11-25T01:40:35.866Z"
                          *     }
                          */
                         "application/json": components["schemas"]["GraphSummary"];
@@ -6119,7 +6119,7 @@ export type paths = {
                          * @example {
                          *       "results": [
                          *         {
-                         *           "id": "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
+                         *           "id": "35f18302-04d3-46c8-b9d7-0b581d49c10a",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *           "native_id": "nat-805c64d92ad7a057c",
                          *           "type": "aws_vpc_nat_gateway",
@@ -6129,7 +6129,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "9ca996ef-86c4-42b6-a096-fcebdfa4a56f",
+                         *           "id": "4b1a645e-f4dc-48de-b836-aa3402fb3748",
                          *           "arn": "arn:aws:cloudwatch:us-east-1:533297907419:alarm:prod-apps-us-east-1-nat-a-errors",
                          *           "native_id": "prod-apps-us-east-1-nat-a-errors",
                          *           "type": "aws_cloudwatch_alarm",
@@ -6139,7 +6139,7 @@ export type paths = {
                          *           "open_findings": 0
                          *         },
                          *         {
-                         *           "id": "3224a08e-d58e-462e-8645-a729a90c3c24",
+                         *           "id": "9fd0efcb-7d46-4bd0-8c4a-5f407cd6725f",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-622aa5f9d54779a56",
                          *           "native_id": "nat-622aa5f9d54779a56",
                          *           "type": "aws_vpc_nat_gateway",
@@ -6224,7 +6224,7 @@ export type paths = {
                         /**
                          * @example {
                          *       "resource": {
-                         *         "id": "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
+                         *         "id": "35f18302-04d3-46c8-b9d7-0b581d49c10a",
                          *         "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-805c64d92ad7a057c",
                          *         "native_id": "nat-805c64d92ad7a057c",
                          *         "type": "aws_vpc_nat_gateway",
@@ -6235,7 +6235,7 @@ export type paths = {
                          *       "depth": 2,
                          *       "impacted": [
                          *         {
-                         *           "id": "059934d8-ebff-4703-916e-20d8d07e4f2a",
+                         *           "id": "b56fecab-9043-49c6-a691-ca4cef1bac59",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-fb46d84e6fd4ab735",
                          *           "native_id": "rtb-fb46d84e6fd4ab735",
                          *           "type": "aws_vpc_route_table",
@@ -6247,8 +6247,8 @@ export type paths = {
                          *             "routes-to"
                          *           ],
                          *           "path": [
-                         *             "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
-                         *             "059934d8-ebff-4703-916e-20d8d07e4f2a"
+                         *             "35f18302-04d3-46c8-b9d7-0b581d49c10a",
+                         *             "b56fecab-9043-49c6-a691-ca4cef1bac59"
                          *           ],
                          *           "sources": [
                          *             "config"
@@ -6256,7 +6256,7 @@ export type paths = {
                          *           "impact": "fails"
                          *         },
                          *         {
-                         *           "id": "1fd8060d-9aa6-4307-83a2-180a3da4b808",
+                         *           "id": "643a0bcd-5f4c-456a-aa7b-22be102bdd56",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-046064c954d7d59f4",
                          *           "native_id": "subnet-046064c954d7d59f4",
                          *           "type": "aws_vpc_subnet",
@@ -6269,9 +6269,9 @@ export type paths = {
                          *             "depends-on"
                          *           ],
                          *           "path": [
-                         *             "94c7d924-e3f9-444b-b38e-f2f91aa5dd54",
-                         *             "059934d8-ebff-4703-916e-20d8d07e4f2a",
-                         *             "1fd8060d-9aa6-4307-83a2-180a3da4b808"
+                         *             "35f18302-04d3-46c8-b9d7-0b581d49c10a",
+                         *             "b56fecab-9043-49c6-a691-ca4cef1bac59",
+                         *             "643a0bcd-5f4c-456a-aa7b-22be102bdd56"
                          *           ],
                          *           "sources": [
                          *             "config",
@@ -6370,7 +6370,7 @@ export type paths = {
                          * @example {
                          *       "resources": [
                          *         {
-                         *           "id": "e4103a4a-2896-4e06-9788-13a8d8423402",
+                         *           "id": "fc35d337-b878-492a-869e-8dad6c673a03",
                          *           "arn": "arn:aws:iam::486733636442:root",
                          *           "native_id": "486733636442",
                          *           "type": "aws_account",
@@ -6388,7 +6388,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "c043f591-9998-4d4d-9404-e200ddcec58b",
+                         *           "id": "8f320829-c48c-4a75-abc1-47d1bca84985",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *           "native_id": "i-24c1986e227684136",
                          *           "type": "aws_ec2_instance",
@@ -6406,7 +6406,7 @@ export type paths = {
                          *           "inherited_from": null
                          *         },
                          *         {
-                         *           "id": "f5c118f5-64aa-44f9-b43b-cf8aa18a80b2",
+                         *           "id": "8a022eb3-5d8e-425b-a9ff-e7ed7f5fa2ea",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *           "native_id": "i-5d53365e4b144a68a",
                          *           "type": "aws_ec2_instance",
@@ -6508,10 +6508,10 @@ export type paths = {
                          *           "basis": "exposed_instance_sensitive_data",
                          *           "title": "Internet-exposed bastion (i-5d53365e4b144a68a) reaches acme-customer-exports-f5bd9f",
                          *           "severity": "critical",
-                         *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive; Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f.",
+                         *           "reason": "bastion (i-5d53365e4b144a68a) has a public address behind sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach acme-customer-exports-f5bd9f, classified Sensitive, which has 2 open findings across security: Toxic path: Internet-exposed instance bastion (i-5d53365e4b144a68a) can read Sensitive S3 bucket acme-customer-exports-f5bd9f; S3 bucket acme-customer-exports-f5bd9f is public (by bucket policy), and tagged Sensitive.",
                          *           "resources": [
                          *             {
-                         *               "id": "ce5f070e-65aa-4969-8b30-2e3c3fd15570",
+                         *               "id": "027f62b5-5dca-4e50-aabc-83ee288672e9",
                          *               "arn": "arn:aws:s3:::acme-customer-exports-f5bd9f",
                          *               "native_id": "acme-customer-exports-f5bd9f",
                          *               "type": "aws_s3_bucket",
@@ -6520,7 +6520,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "f5c118f5-64aa-44f9-b43b-cf8aa18a80b2",
+                         *               "id": "8a022eb3-5d8e-425b-a9ff-e7ed7f5fa2ea",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -6529,7 +6529,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "9901730e-d114-4647-9da0-a266095b0b6d",
+                         *               "id": "ff882400-0cbd-4a68-b56b-d2162dc0a359",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-4bcdfa21113276f37",
                          *               "native_id": "sg-4bcdfa21113276f37",
                          *               "type": "aws_vpc_security_group",
@@ -6539,9 +6539,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "06b37518-402e-4eda-9ef5-28199690842c",
-                         *             "75cada50-8314-4ef6-a300-f10baa2333cc",
-                         *             "c5bb1086-2c43-437e-b817-d1c85cf80c47"
+                         *             "3792916a-4dc7-4500-b957-234cace37bad",
+                         *             "45d083a2-a778-4fb2-88dd-f39ab164f915",
+                         *             "85a856e1-905d-40ae-9228-d92187cc93a2"
                          *           ]
                          *         },
                          *         {
@@ -6550,10 +6550,10 @@ export type paths = {
                          *           "basis": "exposed_instance_unprotected_data",
                          *           "title": "Internet-exposed legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) reach prod-payments-db",
                          *           "severity": "critical",
-                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; No automated backups for RDS prod-payments-db (retention 0 days); RDS prod-payments-db has no standby: single-AZ in us-east-1a; Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it; Deletion protection off on RDS prod-payments-db.",
+                         *           "reason": "legacy-cron-01 (i-24c1986e227684136), bastion (i-5d53365e4b144a68a) have a public address behind sg-legacy-all (sg-53faff75299372bf9), sg-bastion (sg-4bcdfa21113276f37) (open to the Internet) and can reach prod-payments-db, which has 6 open findings across security + sre: RDS instance prod-payments-db is publicly accessible and open to the Internet on 3306; Toxic combination on prod-payments-db: Internet-facing, unbacked-up and deletable in one call; RDS prod-payments-db has no standby: single-AZ in us-east-1a; No automated backups for RDS prod-payments-db (retention 0 days); Nothing alarms on RDS instance prod-payments-db: no CloudWatch alarm names it; Deletion protection off on RDS prod-payments-db.",
                          *           "resources": [
                          *             {
-                         *               "id": "9b39127e-4e7c-467e-a59e-528813f98244",
+                         *               "id": "1ae79335-3884-4570-8d9e-4b99de9bcacb",
                          *               "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *               "native_id": "prod-payments-db",
                          *               "type": "aws_rds_db_instance",
@@ -6562,7 +6562,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "c043f591-9998-4d4d-9404-e200ddcec58b",
+                         *               "id": "8f320829-c48c-4a75-abc1-47d1bca84985",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-24c1986e227684136",
                          *               "native_id": "i-24c1986e227684136",
                          *               "type": "aws_ec2_instance",
@@ -6571,7 +6571,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "f5c118f5-64aa-44f9-b43b-cf8aa18a80b2",
+                         *               "id": "8a022eb3-5d8e-425b-a9ff-e7ed7f5fa2ea",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-5d53365e4b144a68a",
                          *               "native_id": "i-5d53365e4b144a68a",
                          *               "type": "aws_ec2_instance",
@@ -6581,9 +6581,9 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "271de4c0-5950-4569-8a02-e55327da8db5",
-                         *             "296c5d47-f5b3-4178-8282-058c17e7d3c6",
-                         *             "74860626-40c6-4768-a5aa-6219e7c7ea10"
+                         *             "1c98f9fa-ee86-4bc9-8625-5c10a85306ec",
+                         *             "3792916a-4dc7-4500-b957-234cace37bad",
+                         *             "45d083a2-a778-4fb2-88dd-f39ab164f915"
                          *           ]
                          *         },
                          *         {
@@ -6595,7 +6595,7 @@ export type paths = {
                          *           "reason": "sessions-cache has automatic failover disabled: its primary is a single point of failure. If sessions-cache fails, checkout-alb (app/checkout-alb/ded6f00c37ae5530) loses every working path (through routes-to, targets, depends-on).",
                          *           "resources": [
                          *             {
-                         *               "id": "14e278eb-c606-446b-9043-a62de3371608",
+                         *               "id": "9a74d9df-db42-4d93-b9ca-78faf22b12be",
                          *               "arn": "arn:aws:elasticache:us-east-1:533297907419:replicationgroup:sessions-cache",
                          *               "native_id": "sessions-cache",
                          *               "type": "aws_elasticache_replication_group",
@@ -6604,7 +6604,7 @@ export type paths = {
                          *               "region": "us-east-1"
                          *             },
                          *             {
-                         *               "id": "0412fcc9-8c3e-4e67-adda-6b4aa1a49f2c",
+                         *               "id": "5105ec39-ae71-40f2-aeec-0adad4a9c72f",
                          *               "arn": "arn:aws:elasticloadbalancing:us-east-1:533297907419:loadbalancer/app/checkout-alb/ded6f00c37ae5530",
                          *               "native_id": "app/checkout-alb/ded6f00c37ae5530",
                          *               "type": "aws_ec2_application_load_balancer",
@@ -6614,7 +6614,7 @@ export type paths = {
                          *             }
                          *           ],
                          *           "finding_ids": [
-                         *             "b365d45b-b827-44bf-be46-c88d9214012e"
+                         *             "f1487769-7e46-4063-ad12-716561488d6b"
                          *           ]
                          *         }
                          *       ]
@@ -6689,7 +6689,7 @@ export type paths = {
                          *       },
                          *       "added": [
                          *         {
-                         *           "id": "0634bfcf-34c5-49bf-a983-9f650401e9ed",
+                         *           "id": "ee2643d3-bf23-415e-81b5-f00c96000dac",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:elastic-ip/eipalloc-0fde771dfcc4ccbcb",
                          *           "native_id": "eipalloc-0fde771dfcc4ccbcb",
                          *           "type": "aws_vpc_eip",
@@ -6703,7 +6703,7 @@ export type paths = {
                          *       ],
                          *       "removed": [
                          *         {
-                         *           "id": "1199fce7-0ff0-4c1b-bdaf-b89b31ae8e7a",
+                         *           "id": "db134144-8e4f-471b-8419-1dd47c71af3d",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:volume/vol-d15340a3c1ddd36dd",
                          *           "native_id": "vol-d15340a3c1ddd36dd",
                          *           "type": "aws_ebs_volume",
@@ -6717,7 +6717,7 @@ export type paths = {
                          *       ],
                          *       "changed": [
                          *         {
-                         *           "id": "5784408d-a3b4-4175-af31-3d1e3513e5a5",
+                         *           "id": "f95702f9-3c92-462e-a14e-b1e8a6321f9a",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-900314533944af883",
                          *           "native_id": "i-900314533944af883",
                          *           "type": "aws_ec2_instance",
@@ -6741,7 +6741,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "9b39127e-4e7c-467e-a59e-528813f98244",
+                         *           "id": "1ae79335-3884-4570-8d9e-4b99de9bcacb",
                          *           "arn": "arn:aws:rds:us-east-1:533297907419:db:prod-payments-db",
                          *           "native_id": "prod-payments-db",
                          *           "type": "aws_rds_db_instance",
@@ -6760,7 +6760,7 @@ export type paths = {
                          *           ]
                          *         },
                          *         {
-                         *           "id": "21bd972c-f760-4e54-98fc-edd10f3a3fc1",
+                         *           "id": "c82d1682-8e90-43a3-9066-815fb9738e78",
                          *           "arn": "arn:aws:ec2:us-east-1:533297907419:security-group/sg-01aafac10bbec2271",
                          *           "native_id": "sg-01aafac10bbec2271",
                          *           "type": "aws_vpc_security_group",
@@ -6898,10 +6898,10 @@ export type paths = {
                         /**
                          * @example {
                          *       "status": "ready",
-                         *       "last_run_at": "2026-11-25T00:01:42.673Z",
+                         *       "last_run_at": "2026-11-25T01:40:35.948Z",
                          *       "scenarios": 39,
                          *       "findings": 5,
-                         *       "snapshot_id": "080d0f12-c7b4-4079-865d-8a5014262427"
+                         *       "snapshot_id": "9769d24e-eaa9-4853-9144-c8d5172a18a1"
                          *     }
                          */
                         "application/json": components["schemas"]["ResilienceStatus"];
@@ -6985,7 +6985,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
+                         *               "id": "635f0c0b-3715-4ec8-befd-d3c7e04bee24",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:natgateway/nat-72c76fc739b80d956",
                          *               "name": "prod-nat-1a",
                          *               "type": "aws_vpc_nat_gateway",
@@ -6996,12 +6996,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "71aff2a3-10d5-4339-9b9e-1cb94244bf6f",
+                         *               "id": "574402de-b124-49cf-8e9c-01cad666b088",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:route-table/rtb-92b190b88348b9bb3",
                          *               "name": "prod-private",
                          *               "path": [
-                         *                 "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
-                         *                 "71aff2a3-10d5-4339-9b9e-1cb94244bf6f"
+                         *                 "635f0c0b-3715-4ec8-befd-d3c7e04bee24",
+                         *                 "574402de-b124-49cf-8e9c-01cad666b088"
                          *               ],
                          *               "type": "aws_vpc_route_table",
                          *               "region": "us-east-1",
@@ -7009,13 +7009,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "395c0e7f-5daf-436d-982a-2beab9a30c47",
+                         *               "id": "4917a8e7-3e6f-4a91-8c8c-e4301d5408ee",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-361e68ad12e3df5fd",
                          *               "name": "prod-private-b",
                          *               "path": [
-                         *                 "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
-                         *                 "71aff2a3-10d5-4339-9b9e-1cb94244bf6f",
-                         *                 "395c0e7f-5daf-436d-982a-2beab9a30c47"
+                         *                 "635f0c0b-3715-4ec8-befd-d3c7e04bee24",
+                         *                 "574402de-b124-49cf-8e9c-01cad666b088",
+                         *                 "4917a8e7-3e6f-4a91-8c8c-e4301d5408ee"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -7023,13 +7023,13 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "57f6d3d4-d6d4-4548-aabd-3d115cbd9e11",
+                         *               "id": "d68bfcbb-ede7-4569-8ed7-6322324a8a0f",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:subnet/subnet-823a4ada0b92019be",
                          *               "name": "prod-private-a",
                          *               "path": [
-                         *                 "3e1e7938-e43f-4a33-a38c-cadbd7949ca6",
-                         *                 "71aff2a3-10d5-4339-9b9e-1cb94244bf6f",
-                         *                 "57f6d3d4-d6d4-4548-aabd-3d115cbd9e11"
+                         *                 "635f0c0b-3715-4ec8-befd-d3c7e04bee24",
+                         *                 "574402de-b124-49cf-8e9c-01cad666b088",
+                         *                 "d68bfcbb-ede7-4569-8ed7-6322324a8a0f"
                          *               ],
                          *               "type": "aws_vpc_subnet",
                          *               "region": "us-east-1",
@@ -7052,11 +7052,11 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "d0b6615c-2fbc-4830-841b-1bf28e363a33",
+                         *               "id": "82400662-5bcc-4dac-8834-5b270415a9d6",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:13aff391-3839-23cc-d3f7-ec3f6d42d7c4:autoScalingGroupName/checkout-asg",
                          *               "name": "checkout-asg",
                          *               "path": [
-                         *                 "d0b6615c-2fbc-4830-841b-1bf28e363a33"
+                         *                 "82400662-5bcc-4dac-8834-5b270415a9d6"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -7064,11 +7064,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "19a3f810-ba21-4671-8723-74e914b1a786",
+                         *               "id": "4fa010bd-960b-4263-88e8-df528989f5f0",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:419c3651-6638-0cbd-0693-b6b0469009fe:autoScalingGroupName/batch-asg",
                          *               "name": "batch-asg",
                          *               "path": [
-                         *                 "19a3f810-ba21-4671-8723-74e914b1a786"
+                         *                 "4fa010bd-960b-4263-88e8-df528989f5f0"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -7076,11 +7076,11 @@ export type paths = {
                          *               "account_id": "533297907419"
                          *             },
                          *             {
-                         *               "id": "04aa4f3d-3354-4d00-86d4-3d44fa285158",
+                         *               "id": "0e6d8e2d-1a3f-446c-a560-73d0bd1392ed",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "04aa4f3d-3354-4d00-86d4-3d44fa285158"
+                         *                 "0e6d8e2d-1a3f-446c-a560-73d0bd1392ed"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -7100,7 +7100,7 @@ export type paths = {
                          *             "ref": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *             "kind": "resource",
                          *             "resource": {
-                         *               "id": "7ea29dd7-c55d-4d41-8b55-aa3835ef74d9",
+                         *               "id": "2c3ab94d-3495-4581-ac59-9ddcd6ded4db",
                          *               "arn": "arn:aws:ec2:us-east-1:533297907419:instance/i-2f63e059104377ad3",
                          *               "name": "job-scheduler-1",
                          *               "type": "aws_ec2_instance",
@@ -7111,12 +7111,12 @@ export type paths = {
                          *           },
                          *           "impacted": [
                          *             {
-                         *               "id": "04aa4f3d-3354-4d00-86d4-3d44fa285158",
+                         *               "id": "0e6d8e2d-1a3f-446c-a560-73d0bd1392ed",
                          *               "arn": "arn:aws:autoscaling:us-east-1:533297907419:autoScalingGroup:fd12d218-37c8-e614-ef21-baa1ac549b03:autoScalingGroupName/job-scheduler-asg",
                          *               "name": "job-scheduler-asg",
                          *               "path": [
-                         *                 "7ea29dd7-c55d-4d41-8b55-aa3835ef74d9",
-                         *                 "04aa4f3d-3354-4d00-86d4-3d44fa285158"
+                         *                 "2c3ab94d-3495-4581-ac59-9ddcd6ded4db",
+                         *                 "0e6d8e2d-1a3f-446c-a560-73d0bd1392ed"
                          *               ],
                          *               "type": "aws_ec2_autoscaling_group",
                          *               "region": "us-east-1",
@@ -7213,32 +7213,32 @@ export type paths = {
                          * @example {
                          *       "incidents": [
                          *         {
-                         *           "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *           "title": "Checkout latency above 2 s",
                          *           "severity": "SEV2",
                          *           "status": "open",
                          *           "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
-                         *           "created_at": "2026-11-25T00:01:45.499Z",
-                         *           "updated_at": "2026-11-25T00:01:45.499Z",
+                         *           "created_at": "2026-11-25T01:40:47.029Z",
+                         *           "updated_at": "2026-11-25T01:40:47.029Z",
                          *           "resolved_at": null,
-                         *           "started_at": "2026-11-25T00:01:45.499Z",
+                         *           "started_at": "2026-11-25T01:40:47.029Z",
                          *           "source": "manual",
-                         *           "created_by": "user:acme-b1d858@example.com",
+                         *           "created_by": "user:acme-3b73f0@example.com",
                          *           "recurrence_of": null,
                          *           "resources": [],
                          *           "war_room": null,
                          *           "alert_count": 0
                          *         },
                          *         {
-                         *           "id": "5339707c-cd55-4a29-833a-c807d942b06d",
+                         *           "id": "63f2e3d4-f680-4f90-b3b2-bf590d7f9253",
                          *           "title": "NATGatewayErrorPortAllocation",
                          *           "severity": "SEV1",
                          *           "status": "open",
                          *           "description": "Opened by triage rule builtin:route-critical-high from a critical alert (cloudwatch, fingerprint 255adb3c7a27d04b).",
-                         *           "created_at": "2026-11-25T00:01:45.462Z",
-                         *           "updated_at": "2026-11-25T00:01:45.471Z",
+                         *           "created_at": "2026-11-25T01:40:46.520Z",
+                         *           "updated_at": "2026-11-25T01:40:46.556Z",
                          *           "resolved_at": null,
-                         *           "started_at": "2026-11-25T00:01:45.451Z",
+                         *           "started_at": "2026-11-25T01:40:46.391Z",
                          *           "source": "triage",
                          *           "created_by": "triage",
                          *           "recurrence_of": null,
@@ -7311,17 +7311,17 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *       "title": "Checkout latency above 2 s",
                          *       "severity": "SEV2",
                          *       "status": "open",
                          *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
-                         *       "created_at": "2026-11-25T00:01:45.499Z",
-                         *       "updated_at": "2026-11-25T00:01:45.499Z",
+                         *       "created_at": "2026-11-25T01:40:47.029Z",
+                         *       "updated_at": "2026-11-25T01:40:47.029Z",
                          *       "resolved_at": null,
-                         *       "started_at": "2026-11-25T00:01:45.499Z",
+                         *       "started_at": "2026-11-25T01:40:47.029Z",
                          *       "source": "manual",
-                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "created_by": "user:acme-3b73f0@example.com",
                          *       "recurrence_of": null,
                          *       "resources": [],
                          *       "war_room": null,
@@ -7411,17 +7411,17 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *       "title": "Checkout latency above 2 s",
                          *       "severity": "SEV2",
                          *       "status": "open",
                          *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
-                         *       "created_at": "2026-11-25T00:01:45.499Z",
-                         *       "updated_at": "2026-11-25T00:01:45.499Z",
+                         *       "created_at": "2026-11-25T01:40:47.029Z",
+                         *       "updated_at": "2026-11-25T01:40:47.029Z",
                          *       "resolved_at": null,
-                         *       "started_at": "2026-11-25T00:01:45.499Z",
+                         *       "started_at": "2026-11-25T01:40:47.029Z",
                          *       "source": "manual",
-                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "created_by": "user:acme-3b73f0@example.com",
                          *       "recurrence_of": null,
                          *       "resources": [],
                          *       "war_room": null,
@@ -7506,17 +7506,17 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *       "title": "Checkout latency above 2 s",
                          *       "severity": "SEV2",
                          *       "status": "investigating",
                          *       "description": "p99 of POST /checkout above 2 s since 09:10 UTC.",
-                         *       "created_at": "2026-11-25T00:01:45.499Z",
-                         *       "updated_at": "2026-11-25T00:01:45.528Z",
+                         *       "created_at": "2026-11-25T01:40:47.029Z",
+                         *       "updated_at": "2026-11-25T01:40:47.151Z",
                          *       "resolved_at": null,
-                         *       "started_at": "2026-11-25T00:01:45.499Z",
+                         *       "started_at": "2026-11-25T01:40:47.029Z",
                          *       "source": "manual",
-                         *       "created_by": "user:acme-b1d858@example.com",
+                         *       "created_by": "user:acme-3b73f0@example.com",
                          *       "recurrence_of": null,
                          *       "resources": [],
                          *       "war_room": null,
@@ -7617,15 +7617,15 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "incident_id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *       "events": [
                          *         {
                          *           "id": 3,
-                         *           "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "incident_id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *           "kind": "created",
                          *           "body": "Incident opened: Checkout latency above 2 s (SEV2).",
-                         *           "actor": "user:acme-b1d858@example.com",
-                         *           "created_at": "2026-11-25T00:01:45.499Z",
+                         *           "actor": "user:acme-3b73f0@example.com",
+                         *           "created_at": "2026-11-25T01:40:47.029Z",
                          *           "data": {
                          *             "source": "manual",
                          *             "severity": "SEV2"
@@ -7633,11 +7633,11 @@ export type paths = {
                          *         },
                          *         {
                          *           "id": 4,
-                         *           "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "incident_id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *           "kind": "status_changed",
                          *           "body": "Status changed from open to investigating.",
-                         *           "actor": "user:acme-b1d858@example.com",
-                         *           "created_at": "2026-11-25T00:01:45.528Z",
+                         *           "actor": "user:acme-3b73f0@example.com",
+                         *           "created_at": "2026-11-25T01:40:47.146Z",
                          *           "data": {
                          *             "to": "investigating",
                          *             "from": "open"
@@ -7645,11 +7645,11 @@ export type paths = {
                          *         },
                          *         {
                          *           "id": 5,
-                         *           "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *           "incident_id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *           "kind": "note",
                          *           "body": "Rolled back the 09:05 deploy of checkout; watching p99.",
-                         *           "actor": "user:acme-b1d858@example.com",
-                         *           "created_at": "2026-11-25T00:01:45.536Z",
+                         *           "actor": "user:acme-3b73f0@example.com",
+                         *           "created_at": "2026-11-25T01:40:47.167Z",
                          *           "data": {}
                          *         }
                          *       ]
@@ -7727,11 +7727,11 @@ export type paths = {
                         /**
                          * @example {
                          *       "id": 5,
-                         *       "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
+                         *       "incident_id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
                          *       "kind": "note",
                          *       "body": "Rolled back the 09:05 deploy of checkout; watching p99.",
-                         *       "actor": "user:acme-b1d858@example.com",
-                         *       "created_at": "2026-11-25T00:01:45.536Z",
+                         *       "actor": "user:acme-3b73f0@example.com",
+                         *       "created_at": "2026-11-25T01:40:47.167Z",
                          *       "data": {}
                          *     }
                          */
@@ -7833,27 +7833,27 @@ export type paths = {
                         /**
                          * @example id: 3
                          *     event: created
-                         *     data: {"id":3,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"created","body":"Incident opened: Checkout latency above 2 s (SEV2).","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.499Z","data":{"source":"manual","severity":"SEV2"}}
+                         *     data: {"id":3,"incident_id":"2dc78943-bfa9-4b28-bd45-afac9655333e","kind":"created","body":"Incident opened: Checkout latency above 2 s (SEV2).","actor":"user:acme-3b73f0@example.com","created_at":"2026-11-25T01:40:47.029Z","data":{"source":"manual","severity":"SEV2"}}
                          *
                          *     id: 4
                          *     event: status_changed
-                         *     data: {"id":4,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"status_changed","body":"Status changed from open to investigating.","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.528Z","data":{"to":"investigating","from":"open"}}
+                         *     data: {"id":4,"incident_id":"2dc78943-bfa9-4b28-bd45-afac9655333e","kind":"status_changed","body":"Status changed from open to investigating.","actor":"user:acme-3b73f0@example.com","created_at":"2026-11-25T01:40:47.146Z","data":{"to":"investigating","from":"open"}}
                          *
                          *     id: 5
                          *     event: note
-                         *     data: {"id":5,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"note","body":"Rolled back the 09:05 deploy of checkout; watching p99.","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.536Z","data":{}}
+                         *     data: {"id":5,"incident_id":"2dc78943-bfa9-4b28-bd45-afac9655333e","kind":"note","body":"Rolled back the 09:05 deploy of checkout; watching p99.","actor":"user:acme-3b73f0@example.com","created_at":"2026-11-25T01:40:47.167Z","data":{}}
                          *
                          *     id: 6
                          *     event: war_room_opened
-                         *     data: {"id":6,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"war_room_opened","body":"War room opened by acme-b1d858; its agent session is e0946ef4-345f-4b2e-b359-a268adf22aac.","actor":"user:acme-b1d858@example.com","created_at":"2026-11-25T00:01:45.549Z","data":{"session_id":"e0946ef4-345f-4b2e-b359-a268adf22aac","war_room_id":"03f46eb7-c1c3-436b-b97b-3973ccadc6d3"}}
+                         *     data: {"id":6,"incident_id":"2dc78943-bfa9-4b28-bd45-afac9655333e","kind":"war_room_opened","body":"War room opened by acme-3b73f0; its agent session is 55c233d2-2a11-43f1-ab08-926a67450dfa.","actor":"user:acme-3b73f0@example.com","created_at":"2026-11-25T01:40:47.199Z","data":{"session_id":"55c233d2-2a11-43f1-ab08-926a67450dfa","war_room_id":"9765704d-0fa2-4d8b-b9a3-3843a91f4ff1"}}
                          *
                          *     id: 7
                          *     event: investigation_started
-                         *     data: {"id":7,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"investigation_started","body":"The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.","actor":"agent","created_at":"2026-11-25T00:01:45.572Z","data":{"run_id":"f66833e9-8a76-4d81-8f88-c897f6443a86","session_id":"25c80799-b1e1-4237-86e9-e0511f3ef15d"}}
+                         *     data: {"id":7,"incident_id":"2dc78943-bfa9-4b28-bd45-afac9655333e","kind":"investigation_started","body":"The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.","actor":"agent","created_at":"2026-11-25T01:40:47.251Z","data":{"run_id":"cc2284d3-622f-48bd-8949-2ee457f1d4c3","session_id":"c15625ff-3501-495d-8c2e-fb38cf5fbd34"}}
                          *
                          *     id: 8
                          *     event: investigation_completed
-                         *     data: {"id":8,"incident_id":"813556cb-1ee3-4126-9e6e-cce0de9d348d","kind":"investigation_completed","body":"Investigation of incident 813556cb-1ee3-4126-9e6e-cce0de9d348d: Checkout latency above 2 s (SEV2, investigating), started 2026-11-25 00:01 UTC.\n\nNo alert is attached to it.\n\nNo CloudTrail change touched these resources or their neighbours in the week before.\n\nNo hypothesis stands out: the data shows no change, finding or earlier incident linked to it.\n\nSummary: Checkout latency above 2 s — cause not established from the data Cited: incident 813556cb-1ee3-4126-9e6e-cce0de9d348d.\n\nThe data links these facts in time and by dependency; it records no root cause.","actor":"agent","created_at":"2026-11-25T00:01:45.696Z","data":{"cited":["813556cb-1ee3-4126-9e6e-cce0de9d348d"],"run_id":"f66833e9-8a76-4d81-8f88-c897f6443a86","session_id":"25c80799-b1e1-4237-86e9-e0511f3ef15d"}}
+                         *     data: {"id":8,"incident_id":"2dc78943-bfa9-4b28-bd45-afac9655333e","kind":"investigation_completed","body":"Investigation of incident 2dc78943-bfa9-4b28-bd45-afac9655333e: Checkout latency above 2 s (SEV2, investigating), started 2026-11-25 01:40 UTC.\n\nNo alert is attached to it.\n\nNo CloudTrail change touched these resources or their neighbours in the week before.\n\nNo hypothesis stands out: the data shows no change, finding or earlier incident linked to it.\n\nSummary: Checkout latency above 2 s — cause not established from the data Cited: incident 2dc78943-bfa9-4b28-bd45-afac9655333e.\n\nThe data links these facts in time and by dependency; it records no root cause.","actor":"agent","created_at":"2026-11-25T01:40:47.860Z","data":{"cited":["2dc78943-bfa9-4b28-bd45-afac9655333e"],"run_id":"cc2284d3-622f-48bd-8949-2ee457f1d4c3","session_id":"c15625ff-3501-495d-8c2e-fb38cf5fbd34"}}
                          */
                         "text/event-stream": string;
                     };
@@ -7936,10 +7936,10 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "job_id": "f66833e9-8a76-4d81-8f88-c897f6443a86",
+                         *       "job_id": "cc2284d3-622f-48bd-8949-2ee457f1d4c3",
                          *       "status": "queued",
-                         *       "run_id": "f66833e9-8a76-4d81-8f88-c897f6443a86",
-                         *       "session_id": "25c80799-b1e1-4237-86e9-e0511f3ef15d"
+                         *       "run_id": "cc2284d3-622f-48bd-8949-2ee457f1d4c3",
+                         *       "session_id": "c15625ff-3501-495d-8c2e-fb38cf5fbd34"
                          *     }
                          */
                         "application/json": components["schemas"]["InvestigationStarted"];
@@ -8048,14 +8048,14 @@ export type paths = {
                     content: {
                         /**
                          * @example {
-                         *       "id": "03f46eb7-c1c3-436b-b97b-3973ccadc6d3",
-                         *       "incident_id": "813556cb-1ee3-4126-9e6e-cce0de9d348d",
-                         *       "session_id": "e0946ef4-345f-4b2e-b359-a268adf22aac",
-                         *       "created_at": "2026-11-25T00:01:45.549Z",
+                         *       "id": "9765704d-0fa2-4d8b-b9a3-3843a91f4ff1",
+                         *       "incident_id": "2dc78943-bfa9-4b28-bd45-afac9655333e",
+                         *       "session_id": "55c233d2-2a11-43f1-ab08-926a67450dfa",
+                         *       "created_at": "2026-11-25T01:40:47.199Z",
                          *       "participants": [
                          *         {
-                         *           "user_id": "37da82c6-2a95-4915-8530-465c034ec636",
-                         *           "name": "acme-b1d858"
+                         *           "user_id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
+                         *           "name": "acme-3b73f0"
                          *         }
                          *       ]
                          *     }
@@ -8150,7 +8150,7 @@ export type paths = {
                          *       },
                          *       "open_alerts": 1,
                          *       "rules": 5,
-                         *       "last_event_at": "2026-11-25T00:01:45.462Z"
+                         *       "last_event_at": "2026-11-25T01:40:46.520Z"
                          *     }
                          */
                         "application/json": components["schemas"]["TriageOverview"];
@@ -8214,16 +8214,16 @@ export type paths = {
                          *       "events": [
                          *         {
                          *           "id": 1,
-                         *           "at": "2026-11-25T00:01:45.462Z",
+                         *           "at": "2026-11-25T01:40:46.520Z",
                          *           "source": "cloudwatch",
                          *           "fingerprint": "255adb3c7a27d04b",
                          *           "title": "NATGatewayErrorPortAllocation",
                          *           "severity": "critical",
                          *           "action": "incident_opened",
-                         *           "incident_id": "5339707c-cd55-4a29-833a-c807d942b06d",
+                         *           "incident_id": "63f2e3d4-f680-4f90-b3b2-bf590d7f9253",
                          *           "count": 1,
-                         *           "first_at": "2026-11-25T00:01:45.451Z",
-                         *           "last_at": "2026-11-25T00:01:45.451Z",
+                         *           "first_at": "2026-11-25T01:40:46.391Z",
+                         *           "last_at": "2026-11-25T01:40:46.391Z",
                          *           "status": "firing",
                          *           "resource": null
                          *         }
@@ -8297,6 +8297,19 @@ export type paths = {
                          * @example {
                          *       "rules": [
                          *         {
+                         *           "id": "03efbd0f-6150-4565-8064-9abd8c084a7e",
+                         *           "name": "Canary checks never page",
+                         *           "kind": "suppress",
+                         *           "match": {
+                         *             "source": "canary"
+                         *           },
+                         *           "action": {
+                         *             "suppress": true
+                         *           },
+                         *           "enabled": true,
+                         *           "built_in": false
+                         *         },
+                         *         {
                          *           "id": "builtin:dedupe-fingerprint",
                          *           "name": "Repeats of one alert (same fingerprint) within the window are one event with a count",
                          *           "kind": "dedupe",
@@ -8317,19 +8330,6 @@ export type paths = {
                          *             "severity": [
                          *               "info"
                          *             ]
-                         *           },
-                         *           "action": {
-                         *             "suppress": true
-                         *           },
-                         *           "enabled": true,
-                         *           "built_in": true
-                         *         },
-                         *         {
-                         *           "id": "builtin:suppress-resolved",
-                         *           "name": "A resolved notification for nothing that was firing is counted only",
-                         *           "kind": "suppress",
-                         *           "match": {
-                         *             "status": "resolved"
                          *           },
                          *           "action": {
                          *             "suppress": true
@@ -8364,11 +8364,302 @@ export type paths = {
             };
         };
         put?: never;
-        post?: never;
+        /**
+         * Write a triage rule of the tenant (dedupe, suppress, correlate or route)
+         * @description The tenant's rules come before the built-in ones: for each kind, the first enabled rule whose match selects an alert decides (a suppress rule suppresses it and it is counted as suppressed; a dedupe rule sets its window; a correlate rule its window and graph depth; a route rule whether it opens an incident, and at what severity). Applies from the next triage batch. Unknown kinds, match keys or action fields are 400 naming the field. Audit-logged.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "Canary checks never page",
+                     *       "kind": "suppress",
+                     *       "match": {
+                     *         "source": "canary"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreateTriageRuleBody"];
+                };
+            };
+            responses: {
+                /** @description Created */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "03efbd0f-6150-4565-8064-9abd8c084a7e",
+                         *       "name": "Canary checks never page",
+                         *       "kind": "suppress",
+                         *       "match": {
+                         *         "source": "canary"
+                         *       },
+                         *       "action": {
+                         *         "suppress": true
+                         *       },
+                         *       "enabled": true,
+                         *       "built_in": false
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TriageRule"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/triage/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a tenant triage rule (204)
+         * @description A built-in rule is 409; another tenant's rule is 404. Audit-logged.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description No content */
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a tenant triage rule: name, enabled, match, action (checked against the rule's kind)
+         * @description A built-in rule (id builtin:…) is 409: write a rule of the same kind that matches the alerts instead (it comes first). Another tenant's rule is 404. Audit-logged.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "match": {
+                     *         "source": [
+                     *           "canary",
+                     *           "synthetics"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PatchTriageRuleBody"];
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        /**
+                         * @example {
+                         *       "id": "03efbd0f-6150-4565-8064-9abd8c084a7e",
+                         *       "name": "Canary checks never page",
+                         *       "kind": "suppress",
+                         *       "match": {
+                         *         "source": [
+                         *           "canary",
+                         *           "synthetics"
+                         *         ]
+                         *       },
+                         *       "action": {
+                         *         "suppress": true
+                         *       },
+                         *       "enabled": true,
+                         *       "built_in": false
+                         *     }
+                         */
+                        "application/json": components["schemas"]["TriageRule"];
+                    };
+                };
+                /** @description Invalid request ({detail} names the failing fields) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, malformed, unknown, expired or revoked credential */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description No such resource in the caller’s tenant */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Refused state change */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Request body too large */
+                413: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Unsupported body content type */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         trace?: never;
     };
     "/api/v1/triage/alerts": {
@@ -8382,7 +8673,7 @@ export type paths = {
         put?: never;
         /**
          * Send alerts to triage: our JSON, an Alertmanager webhook (v4), or an SNS CloudWatch alarm
-         * @description Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Anything that is not one of the three shapes is 400 and stores nothing. At most 1000 alerts per request.
+         * @description Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Concurrent requests of one tenant are coalesced into one batch (group commit), so batch_id may be shared with them; events are this request's own alerts, in order. Anything that is not one of the three shapes is 400 and stores nothing. At most 1000 alerts per request.
          */
         post: {
             parameters: {
@@ -8417,13 +8708,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "accepted": 1,
-                         *       "batch_id": "4b0a876c-c4dd-4910-86e7-36165c174b33",
+                         *       "batch_id": "a4eba027-962d-4caa-ac89-9005ec1f0ca6",
                          *       "pending": false,
                          *       "events": [
                          *         {
                          *           "id": 1,
                          *           "action": "incident_opened",
-                         *           "incident_id": "5339707c-cd55-4a29-833a-c807d942b06d"
+                         *           "incident_id": "63f2e3d4-f680-4f90-b3b2-bf590d7f9253"
                          *         }
                          *       ]
                          *     }
@@ -8517,8 +8808,8 @@ export type paths = {
                 content: {
                     /**
                      * @example {
-                     *       "email": "acme-b1d858@example.com",
-                     *       "password": "pw-b59e8fdc2c41"
+                     *       "email": "acme-3b73f0@example.com",
+                     *       "password": "pw-01d071e03815"
                      *     }
                      */
                     "application/json": {
@@ -8543,13 +8834,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "37da82c6-2a95-4915-8530-465c034ec636",
-                         *         "email": "acme-b1d858@example.com",
-                         *         "name": "acme-b1d858",
+                         *         "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
+                         *         "email": "acme-3b73f0@example.com",
+                         *         "name": "acme-3b73f0",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "82e2bbb7-43ea-4460-af1a-a8d714cc3246",
+                         *         "id": "80eed1f7-8b56-4f93-84e9-23ef939dc967",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -8637,13 +8928,13 @@ export type paths = {
                         /**
                          * @example {
                          *       "user": {
-                         *         "id": "37da82c6-2a95-4915-8530-465c034ec636",
-                         *         "email": "acme-b1d858@example.com",
-                         *         "name": "acme-b1d858",
+                         *         "id": "820bd9e2-628f-497e-923a-0d336b53bd1e",
+                         *         "email": "acme-3b73f0@example.com",
+                         *         "name": "acme-3b73f0",
                          *         "role": "owner"
                          *       },
                          *       "tenant": {
-                         *         "id": "82e2bbb7-43ea-4460-af1a-a8d714cc3246",
+                         *         "id": "80eed1f7-8b56-4f93-84e9-23ef939dc967",
                          *         "slug": "acme",
                          *         "name": "Tenant acme",
                          *         "tier": "team"
@@ -9892,6 +10183,88 @@ export type components = {
             };
             enabled: boolean;
             built_in: boolean;
+        };
+        /** @description kind is dedupe, suppress, correlate or route; action depends on it (dedupe {window_minutes}, suppress {suppress}, correlate {window_minutes?, graph_depth?}, route {open_incident, severity?}). A tenant rule comes before the built-in ones: the first enabled rule of a kind that matches an alert decides. */
+        CreateTriageRuleBody: {
+            name: string;
+            /** @constant */
+            kind: "dedupe";
+            /** @default {} */
+            match: components["schemas"]["TriageRuleMatch"];
+            /** @description Repeats of a matching alert within window_minutes are one event with a count. */
+            action: {
+                window_minutes: number;
+            };
+            /** @default true */
+            enabled: boolean;
+        } | {
+            name: string;
+            /** @constant */
+            kind: "suppress";
+            /** @default {} */
+            match: components["schemas"]["TriageRuleMatch"];
+            /**
+             * @description suppress true: matching alerts are counted as suppressed, never paged; false: they are not suppressed (a built-in suppress rule is overridden).
+             * @default {
+             *       "suppress": true
+             *     }
+             */
+            action: {
+                /** @default true */
+                suppress: boolean;
+            };
+            /** @default true */
+            enabled: boolean;
+        } | {
+            name: string;
+            /** @constant */
+            kind: "correlate";
+            /** @default {} */
+            match: components["schemas"]["TriageRuleMatch"];
+            /**
+             * @description Matching alerts join open incidents alerted within window_minutes, on the same resource or one within graph_depth hops.
+             * @default {}
+             */
+            action: {
+                window_minutes?: number;
+                graph_depth?: number;
+            };
+            /** @default true */
+            enabled: boolean;
+        } | {
+            name: string;
+            /** @constant */
+            kind: "route";
+            /** @default {} */
+            match: components["schemas"]["TriageRuleMatch"];
+            /** @description open_incident true: a matching firing alert that joins no incident opens one (at severity, else by the alert severity); false: it opens none. */
+            action: {
+                open_incident: boolean;
+                /** @enum {string} */
+                severity?: "SEV1" | "SEV2" | "SEV3" | "SEV4";
+            };
+            /** @default true */
+            enabled: boolean;
+        };
+        /** @description fingerprint ("*" for any), severity, source and status take one value or a list; title_contains is case-insensitive; labels must all be equal. Every key given must match. */
+        TriageRuleMatch: {
+            fingerprint?: string | string[];
+            severity?: ("critical" | "high" | "medium" | "low" | "info") | ("critical" | "high" | "medium" | "low" | "info")[];
+            source?: string | string[];
+            status?: ("firing" | "resolved") | ("firing" | "resolved")[];
+            title_contains?: string;
+            labels?: {
+                [key: string]: string;
+            };
+        };
+        /** @description action is checked against the rule's kind (see CreateTriageRuleBody). */
+        PatchTriageRuleBody: {
+            name?: string;
+            enabled?: boolean;
+            match?: components["schemas"]["TriageRuleMatch"];
+            action?: {
+                [key: string]: unknown;
+            };
         };
         TriageAlertsAccepted: {
             accepted: number;

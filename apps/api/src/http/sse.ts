@@ -11,6 +11,8 @@ export interface SseOptions {
    * restart without persistence) so that a stream whose run ended meanwhile still ends with it.
    */
   lost?: () => Promise<RunEvent | undefined>;
+  /** The run was started by this request: its stream joins the live read at once (see the hub's `fresh`). */
+  fresh?: boolean;
 }
 
 /**
@@ -21,7 +23,9 @@ export interface SseOptions {
  *
  * The response head is written with the first frame, after the first read of the run's log: a Redis
  * that fails before it is an error answer (503), not an event stream that never says anything. One that
- * fails later ends the stream; the client re-attaches from its last id.
+ * fails later ends the stream; the client re-attaches from its last id. A fresh stream (the run this
+ * request has just started and enqueued: Redis answered a moment ago) skips that read and opens once it
+ * has joined the live read; an outage after that is the live read's to wait out.
  */
 export async function streamRun(
   ctx: Context,
@@ -81,6 +85,7 @@ export async function streamRun(
       },
       onEnd: finish,
       ...(o.lost ? { onLost: o.lost } : {}),
+      ...(o.fresh ? { fresh: true } : {}),
     });
   } catch (err) {
     if (!open) throw err; // nothing sent yet: the error middleware answers (503 for an outage)

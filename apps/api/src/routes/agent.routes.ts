@@ -72,13 +72,10 @@ export const getStream = defineRoute({
       sessionId: query.session_id,
       selectedTools: query.selected_tools,
     });
-    await streamRun(
-      ctx,
-      deps.runs.hub,
-      runId,
-      0,
-      sseOptions(deps, runId, { 'X-Session-Id': sessionId, 'X-Run-Id': runId }),
-    );
+    await streamRun(ctx, deps.runs.hub, runId, 0, {
+      ...sseOptions(deps, runId, { 'X-Session-Id': sessionId, 'X-Run-Id': runId }),
+      fresh: true,
+    });
   },
 });
 

@@ -1,4 +1,8 @@
 import {
+  CreateTriageRuleBody,
+  PatchTriageRuleBody,
+  TriageRule,
+  TriageRuleParams,
   TriageAlertsAccepted,
   TriageAlertsBody,
   TriageEventList,
@@ -7,9 +11,12 @@ import {
   TriageRuleList,
 } from '@opsi/contracts';
 import {
-  acceptAlerts,
-  batchDecisions,
+  createTriageIntake,
+  createTriageRule,
+  deleteTriageRule,
+  updateTriageRule,
   listTriageEvents,
+  normalizeAlerts,
   listTriageRules,
   triageOverview,
   type TriageDecision,
@@ -58,46 +65,107 @@ export const getTriageRules = defineRoute({
   handler: async ({ deps, auth }) => ({ rules: await listTriageRules(windows(deps), auth.tenant.id) }),
 });
 
+export const postTriageRule = defineRoute({
+  method: 'POST',
+  path: '/api/v1/triage/rules',
+  auth: 'read_write',
+  summary: 'Write a triage rule of the tenant (dedupe, suppress, correlate or route)',
+  description:
+    "The tenant's rules come before the built-in ones: for each kind, the first enabled rule whose match selects an alert decides (a suppress rule suppresses it and it is counted as suppressed; a dedupe rule sets its window; a correlate rule its window and graph depth; a route rule whether it opens an incident, and at what severity). Applies from the next triage batch. Unknown kinds, match keys or action fields are 400 naming the field. Audit-logged.",
+  tags: ['triage'],
+  body: CreateTriageRuleBody,
+  responses: { 201: TriageRule },
+  errors: [400, 415],
+  handler: async ({ deps, auth, body }) => reply(201, await createTriageRule(deps.db, auth, body)),
+});
+
+export const patchTriageRule = defineRoute({
+  method: 'PATCH',
+  path: '/api/v1/triage/rules/:id',
+  auth: 'read_write',
+  summary: "Change a tenant triage rule: name, enabled, match, action (checked against the rule's kind)",
+  description:
+    "A built-in rule (id builtin:…) is 409: write a rule of the same kind that matches the alerts instead (it comes first). Another tenant's rule is 404. Audit-logged.",
+  tags: ['triage'],
+  params: TriageRuleParams,
+  body: PatchTriageRuleBody,
+  responses: { 200: TriageRule },
+  errors: [400, 404, 409, 415],
+  handler: ({ deps, auth, params, body }) => updateTriageRule(windows(deps), auth, params.id, body),
+});
+
+export const deleteTriageRuleRoute = defineRoute({
+  method: 'DELETE',
+  path: '/api/v1/triage/rules/:id',
+  auth: 'read_write',
+  summary: 'Delete a tenant triage rule (204)',
+  description: "A built-in rule is 409; another tenant's rule is 404. Audit-logged.",
+  tags: ['triage'],
+  params: TriageRuleParams,
+  responses: { 204: null },
+  errors: [404, 409],
+  handler: async ({ deps, auth, params }) => {
+    await deleteTriageRule(windows(deps), auth, params.id);
+    return reply(204);
+  },
+});
+
 export const postTriageAlerts = defineRoute({
   method: 'POST',
   path: '/api/v1/triage/alerts',
   auth: 'read_write',
   summary: 'Send alerts to triage: our JSON, an Alertmanager webhook (v4), or an SNS CloudWatch alarm',
   description:
-    'Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Anything that is not one of the three shapes is 400 and stores nothing. At most 1000 alerts per request.',
+    "Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Concurrent requests of one tenant are coalesced into one batch (group commit), so batch_id may be shared with them; events are this request's own alerts, in order. Anything that is not one of the three shapes is 400 and stores nothing. At most 1000 alerts per request.",
   tags: ['triage'],
   body: TriageAlertsBody,
   responses: { 202: TriageAlertsAccepted },
   errors: [400, 413, 415, 503],
   handler: async ({ deps, auth, body }) => {
-    const { batchId, accepted } = await acceptAlerts(deps.db, auth.tenant.id, body);
-    const events = await deps.runs.triageEvents();
-    const job = await deps.runs.producer.enqueue(
-      'triage',
-      'alerts',
-      { tenant_id: auth.tenant.id, batch_id: batchId },
-      { jobId: batchId },
-    );
-    let pending = false;
-    let result: { decisions?: TriageDecision[] } | undefined;
-    try {
-      result = (await job.waitUntilFinished(events, deps.config.TRIAGE_WAIT_MS)) as typeof result;
-    } catch {
-      pending = true; // not decided in time (or failed and retrying): the events show it later
-    }
-    // A retried job's result holds only what its last attempt decided: then read the batch back.
-    const decided = pending
-      ? []
-      : result?.decisions?.length === accepted
-        ? result.decisions
-        : await batchDecisions(deps.db, auth.tenant.id, batchId);
-    return reply(202, {
-      accepted,
-      batch_id: batchId,
-      pending,
-      events: decided.map((d) => ({ id: d.event_id, action: d.action, incident_id: d.incident_id })),
-    });
+    // Validated here (a 400 stores nothing); then coalesced with concurrent requests of the tenant.
+    const alerts = normalizeAlerts(body);
+    return reply(202, await intake(deps).submit(auth.tenant.id, alerts));
   },
 });
 
-export const triageRoutes = [getTriageOverview, getTriageEvents, getTriageRules, postTriageAlerts];
+const intakes = new WeakMap<ApiDeps, ReturnType<typeof createTriageIntake>>();
+
+/** The API process's triage intake (group commit per tenant), one per set of deps. */
+function intake(deps: ApiDeps) {
+  let i = intakes.get(deps);
+  if (!i) {
+    i = createTriageIntake({
+      db: deps.db,
+      maxItems: deps.config.TRIAGE_BATCH_MAX_ALERTS,
+      maxInFlight: deps.config.TRIAGE_BATCH_IN_FLIGHT,
+      enqueueAndWait: async (tenantId, batchId, inboxIds) => {
+        const events = await deps.runs.triageEvents();
+        const job = await deps.runs.producer.enqueue(
+          'triage',
+          'alerts',
+          { tenant_id: tenantId, batch_id: batchId, inbox_ids: inboxIds },
+          { jobId: batchId },
+        );
+        try {
+          return (await job.waitUntilFinished(events, deps.config.TRIAGE_WAIT_MS)) as {
+            decisions?: TriageDecision[];
+          };
+        } catch {
+          return undefined; // not decided in time (or failed and retrying): the events show it later
+        }
+      },
+    });
+    intakes.set(deps, i);
+  }
+  return i;
+}
+
+export const triageRoutes = [
+  getTriageOverview,
+  getTriageEvents,
+  getTriageRules,
+  postTriageRule,
+  patchTriageRule,
+  deleteTriageRuleRoute,
+  postTriageAlerts,
+];

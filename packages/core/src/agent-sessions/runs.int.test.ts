@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ScriptedEngine } from '@opsi/agent';
+import { ScriptedEngine, type AgentEngine, type TurnInput } from '@opsi/agent';
 import { RunEventLog } from '@opsi/jobs';
 import { createLogger } from '@opsi/logger';
 import {
@@ -10,7 +10,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { cancelKey, executeRun, RUN_FAILED_UNAVAILABLE, sweepRuns } from './runs';
+import { cancelKey, claimRun, executeRun, RUN_FAILED_UNAVAILABLE, sweepRuns } from './runs';
 
 let t: TestContext;
 let log: RunEventLog;
@@ -122,6 +122,166 @@ describe('executeRun', () => {
 
   it('a run whose row is gone (session deleted) is left alone', async () => {
     expect(await executeRun(deps(), randomUUID(), ctx())).toEqual({ outcome: 'gone' });
+  });
+});
+
+describe('claimRun (the read and the running mark in one statement)', () => {
+  const row = (id: string) =>
+    t.db
+      .selectFrom('agent_runs')
+      .select(['status', 'attempts', 'started_at', 'seq_reserved'])
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+
+  it('marks a queued run running and answers the row as it was, with the reservation made', async () => {
+    const runId = await insertRun('claim me');
+    const first = await claimRun(t.db, runId, 1, 0);
+    expect(first).toMatchObject({
+      id: runId,
+      tenant_id: a.tenant.id,
+      prompt: 'claim me',
+      status: 'queued',
+      last_seq: 0,
+      seq_reserved: 0,
+      reserved_to: 100,
+      session_incident_id: null,
+    });
+    const after = await row(runId);
+    expect(after).toMatchObject({ status: 'running', attempts: 1, seq_reserved: 100 });
+    expect(after.started_at).not.toBeNull();
+    // A second attempt (the first worker died) sees it running, reserves above the first block and keeps
+    // the first start time.
+    const second = await claimRun(t.db, runId, 2, 0);
+    expect(second).toMatchObject({ status: 'running', seq_reserved: 100, reserved_to: 200 });
+    expect(await row(runId)).toMatchObject({ attempts: 2, seq_reserved: 200, started_at: after.started_at });
+    // The stream's last seq, when above every floor Postgres knows, is the floor.
+    expect(await claimRun(t.db, runId, 3, 250)).toMatchObject({ reserved_to: 350 });
+    // Leave no open run behind for the sweeper's tests below.
+    await t.db.updateTable('agent_runs').set({ status: 'failed' }).where('id', '=', runId).execute();
+  });
+
+  it('answers nothing for a run that ended or is gone, and changes nothing', async () => {
+    const runId = await insertRun('done');
+    await t.db
+      .updateTable('agent_runs')
+      .set({ status: 'completed', seq_reserved: 7 })
+      .where('id', '=', runId)
+      .execute();
+    expect(await claimRun(t.db, runId, 2, 0)).toBeUndefined();
+    expect(await row(runId)).toMatchObject({
+      status: 'completed',
+      attempts: 0,
+      started_at: null,
+      seq_reserved: 7,
+    });
+    expect(await claimRun(t.db, randomUUID(), 1, 0)).toBeUndefined();
+  });
+
+  it('a cancelled run is not marked started', async () => {
+    const runId = await insertRun(script([{ delta: 'never' }]));
+    await t.redis.set(cancelKey(t.redisPrefix, runId), '1');
+    expect(await executeRun(deps(), runId, ctx())).toEqual({ outcome: 'cancelled' });
+    expect(await row(runId)).toMatchObject({ status: 'failed', started_at: null });
+  });
+});
+
+describe('executeRun, the reply and the session', () => {
+  it("a turn in a session bound to an incident sees the incident (read with the run's row)", async () => {
+    const incident = await t.db
+      .insertInto('incidents')
+      .values({ tenant_id: a.tenant.id, title: 'Bound session', created_by: 'test' })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const runId = await insertRun('what is going on?');
+    const run = await t.db
+      .selectFrom('agent_runs')
+      .select('session_id')
+      .where('id', '=', runId)
+      .executeTakeFirstOrThrow();
+    await t.db
+      .updateTable('agent_sessions')
+      .set({ incident_id: incident.id })
+      .where('id', '=', run.session_id)
+      .execute();
+    let seen: TurnInput['incident'];
+    const engine: AgentEngine = {
+      name: 'capture',
+      async runTurn(input) {
+        seen = input.incident;
+        return { reply: 'ok' };
+      },
+    } as AgentEngine;
+    expect(await executeRun({ ...deps(), engine }, runId, ctx())).toEqual({ outcome: 'completed' });
+    expect(seen).toMatchObject({ id: incident.id, investigation: false });
+  });
+
+  it('a session deleted during the turn: the reply has nowhere to go, and the run still ends', async () => {
+    const runId = await insertRun('x');
+    const run = await t.db
+      .selectFrom('agent_runs')
+      .select('session_id')
+      .where('id', '=', runId)
+      .executeTakeFirstOrThrow();
+    const engine: AgentEngine = {
+      name: 'deleting',
+      async runTurn() {
+        await t.db.deleteFrom('agent_sessions').where('id', '=', run.session_id).execute();
+        return { reply: 'too late' };
+      },
+    } as AgentEngine;
+    expect(await executeRun({ ...deps(), engine }, runId, ctx())).toEqual({ outcome: 'completed' });
+    expect((await log.read(runId, 0)).map((e) => e.kind)).toEqual([
+      'run.started',
+      'message.completed',
+      'run.completed',
+    ]);
+    const left = await t.db.selectFrom('agent_messages').select('id').where('run_id', '=', runId).execute();
+    expect(left).toEqual([]);
+  });
+
+  it('the reply is stored once and message.completed is checkpointed with it', async () => {
+    const runId = await insertRun(script([{ delta: 'one' }, { delta: ' two' }]));
+    let seqAtEnd: number | undefined;
+    const scripted = new ScriptedEngine();
+    const engine: AgentEngine = {
+      name: 'observing',
+      runTurn: (input, emit) => scripted.runTurn(input, emit),
+    } as AgentEngine;
+    // Stop the run between message.completed and run.completed: the row must already say how far it got.
+    const failingLog = Object.create(log) as RunEventLog;
+    failingLog.append = async (id, kind, data, floor, missingFloor) => {
+      if (kind === 'run.completed') {
+        seqAtEnd = (
+          await t.db
+            .selectFrom('agent_runs')
+            .select('last_seq')
+            .where('id', '=', id)
+            .executeTakeFirstOrThrow()
+        ).last_seq;
+        throw new Error('worker died');
+      }
+      return log.append(id, kind, data, floor, missingFloor);
+    };
+    await expect(executeRun({ ...deps(), engine, log: failingLog }, runId, ctx())).rejects.toThrow(
+      'worker died',
+    );
+    const events = await log.read(runId, 0);
+    expect(events.map((e) => e.kind)).toEqual([
+      'run.started',
+      'message.delta',
+      'message.delta',
+      'message.completed',
+    ]);
+    expect(seqAtEnd).toBe(4);
+    // The retry resumes, answers again and stores one reply.
+    expect(await executeRun(deps(), runId, ctx(2))).toEqual({ outcome: 'completed' });
+    const replies = await t.db
+      .selectFrom('agent_messages')
+      .select('content')
+      .where('run_id', '=', runId)
+      .where('role', '=', 'assistant')
+      .execute();
+    expect(replies).toEqual([{ content: 'one two' }]);
   });
 });
 

@@ -4,7 +4,7 @@ import type { RunEvent, RunEventData, RunEventKind } from '@opsi/contracts';
 import { sql, type Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
-import { availableTools, buildAgentTools } from '../agent/tools';
+import { agentToolsFor, availableTools } from '../agent/tools';
 import { listLearnings, markLearningsUsed } from '../knowledge/learnings';
 import { citedIds, incidentTurnContext, recordInvestigationEvent } from '../incidents/investigation';
 import type { Auth } from '../context';
@@ -249,11 +249,6 @@ export class RunSequence {
     this.priorReserved = Math.max(start.reserved, start.lastSeq);
   }
 
-  /** The bound to reserve up to before the first append (to write with another update of the row). */
-  firstReservation(): number {
-    return Math.max(this.priorReserved, this.known) + SEQ_BLOCK;
-  }
-
   /** Appends an event (null when the run already ended), reserving seqs first when needed. */
   async append<K extends RunEventKind>(kind: K, data: RunEventData<K>): Promise<RunEvent | null> {
     const missingFloor = Math.max(this.priorReserved, this.known);
@@ -287,6 +282,73 @@ export async function storedTerminalEvent(db: Db, runId: string): Promise<RunEve
   return (row?.terminal_event ?? undefined) as RunEvent | undefined;
 }
 
+/** A run's row as executeRun reads it, with the incident its session is bound to. */
+interface RunRow {
+  id: string;
+  tenant_id: string;
+  session_id: string;
+  status: string;
+  prompt: string;
+  selected_tools: string[] | null;
+  last_seq: number;
+  seq_reserved: number;
+  created_at: Date;
+  incident_id: string | null;
+  purpose: string | null;
+  session_incident_id: string | null;
+}
+
+function readRun(db: Db, runId: string): Promise<RunRow | undefined> {
+  return db
+    .selectFrom('agent_runs as r')
+    .leftJoin('agent_sessions as s', 's.id', 'r.session_id')
+    .select([
+      'r.id',
+      'r.tenant_id',
+      'r.session_id',
+      'r.status',
+      'r.prompt',
+      'r.selected_tools',
+      'r.last_seq',
+      'r.seq_reserved',
+      'r.created_at',
+      'r.incident_id',
+      'r.purpose',
+      's.incident_id as session_incident_id',
+    ])
+    .where('r.id', '=', runId)
+    .executeTakeFirst();
+}
+
+/**
+ * Marks a queued or running run running (this attempt) and reserves its first block of seqs, above
+ * every seq handed out so far (`knownSeq`: the stream's last), in one statement that also answers the
+ * row as it was before (status, last_seq, seq_reserved: whether this is a resumption, and the
+ * numbering's floors) and the reservation made. Undefined when the row is gone or the run ended.
+ */
+export async function claimRun(
+  db: Db,
+  runId: string,
+  attempt: number,
+  knownSeq: number,
+): Promise<(RunRow & { reserved_to: number }) | undefined> {
+  const { rows } = await sql<RunRow & { reserved_to: number }>`
+    with prev as (
+      select id, status, last_seq, seq_reserved from agent_runs where id = ${runId} for update
+    )
+    update agent_runs r
+    set status = 'running', attempts = ${attempt}, started_at = coalesce(r.started_at, ${new Date()}),
+      seq_reserved = greatest(prev.seq_reserved, prev.last_seq, ${knownSeq}::int) + ${SEQ_BLOCK}::int
+    from prev
+    where r.id = prev.id and prev.status in ('queued', 'running')
+    returning r.id, r.tenant_id, r.session_id, prev.status, r.prompt, r.selected_tools, prev.last_seq,
+      prev.seq_reserved, r.created_at, r.incident_id, r.purpose, r.seq_reserved as reserved_to,
+      (select s.incident_id from agent_sessions s where s.id = r.session_id) as session_incident_id`.execute(
+    db,
+  );
+  return rows[0];
+}
+
 /** What executing a run needs (the worker side). */
 export interface RunExecuteDeps {
   db: Db;
@@ -310,28 +372,20 @@ export async function executeRun(
   runId: string,
   ctx: { attempt: number; signal: AbortSignal; log: Logger },
 ) {
-  // Three independent reads on the way to the first event: run them together (one round trip of latency).
-  const [run, last, cancelled] = await Promise.all([
-    deps.db
-      .selectFrom('agent_runs')
-      .select([
-        'id',
-        'tenant_id',
-        'session_id',
-        'status',
-        'prompt',
-        'selected_tools',
-        'last_seq',
-        'seq_reserved',
-        'created_at',
-        'incident_id',
-        'purpose',
-      ])
-      .where('id', '=', runId)
-      .executeTakeFirst(),
+  // The cancel flag and the stream's last event first (one round trip: one connection, written together).
+  // Then, in the common case (neither a terminal event nor a cancel), one statement that reads the run
+  // and marks it running, reserving its first block of seqs: a read and an update in one round trip,
+  // on the way to the first event (under load every round trip waits its turn for a core).
+  const [last, cancelled] = await Promise.all([
     deps.log.last(runId),
     deps.redis.exists(cancelKey(deps.redisPrefix, runId)),
   ]);
+  const claimed =
+    !cancelled && !(last && isTerminal(last))
+      ? await claimRun(deps.db, runId, ctx.attempt, last?.seq ?? 0)
+      : undefined;
+  // Otherwise (or when the row is gone or ended) the row as it is, to decide what to do.
+  const run = claimed ?? (await readRun(deps.db, runId));
   if (!run) return { outcome: 'gone' as const };
   if (last && isTerminal(last)) {
     await finishRun(deps.db, runId, last); // the worker died between the stream and the row
@@ -396,19 +450,10 @@ export async function executeRun(
     await end('run.failed', { detail: CANCELLED });
     return { outcome: 'cancelled' as const };
   }
-  // One statement marks the run running and reserves its first block of seqs.
-  const reserveTo = seq.firstReservation();
-  await deps.db
-    .updateTable('agent_runs')
-    .set((eb) => ({
-      status: 'running',
-      attempts: ctx.attempt,
-      started_at: eb.fn.coalesce('started_at', eb.val(new Date())),
-      seq_reserved: eb.fn('greatest', ['seq_reserved', eb.val(reserveTo)]),
-    }))
-    .where('id', '=', runId)
-    .execute();
-  seq.reserved = reserveTo;
+  // Not cancelled, not ended: claimRun marked it running (the cancel and the terminal event are the
+  // only cases it is not asked, and a row gone or ended returned above).
+  if (!claimed) throw new Error(`run ${runId}: neither claimed nor ended`);
+  seq.reserved = claimed.reserved_to;
   // A run started before whose stream Redis lost is resumed too, after the highest seq known anywhere.
   const resumed = last !== undefined || run.status === 'running';
   await (resumed
@@ -435,16 +480,7 @@ export async function executeRun(
       .execute();
 
   // A turn bound to an incident (an investigation, or a war room's session) sees it.
-  const boundIncident =
-    run.incident_id ??
-    (
-      await deps.db
-        .selectFrom('agent_sessions')
-        .select('incident_id')
-        .where('id', '=', run.session_id)
-        .executeTakeFirst()
-    )?.incident_id ??
-    null;
+  const boundIncident = run.incident_id ?? run.session_incident_id ?? null;
   const [history, learnings, incidentContext] = await Promise.all([
     deps.db
       .selectFrom('agent_messages')
@@ -469,7 +505,7 @@ export async function executeRun(
         prompt: run.prompt,
         history,
         selectedTools: run.selected_tools ?? undefined,
-        tools: buildAgentTools(deps.db, run.tenant_id).filter(
+        tools: agentToolsFor(deps.db, run.tenant_id).filter(
           (t) => !run.selected_tools?.length || run.selected_tools.includes(t.name),
         ),
         signal,
@@ -486,20 +522,18 @@ export async function executeRun(
       },
     );
     const completed = await seq.append('message.completed', { text: reply });
-    if (completed) await checkpoint(completed.seq);
-    await deps.db
-      .insertInto('agent_messages')
-      .values({
-        tenant_id: run.tenant_id,
-        session_id: run.session_id,
-        run_id: runId,
-        role: 'assistant',
-        content: reply,
-      })
-      .onConflict((oc) => oc.column('run_id').where('role', '=', 'assistant').doNothing())
-      .execute()
+    // The checkpoint of message.completed and the reply, in one statement (one round trip, not two).
+    await sql`
+      with checkpoint as (
+        update agent_runs set last_seq = ${completed?.seq ?? 0}::int
+        where id = ${runId} and last_seq < ${completed?.seq ?? 0}::int
+      )
+      insert into agent_messages (tenant_id, session_id, run_id, role, content)
+      values (${run.tenant_id}, ${run.session_id}, ${runId}, 'assistant', ${reply})
+      on conflict (run_id) where role = 'assistant' do nothing`
+      .execute(deps.db)
       .catch((e: Error) => {
-        // The session was deleted while the turn ran: the reply has nowhere to go.
+        // The session was deleted while the turn ran (its runs went with it): the reply has nowhere to go.
         if (!/foreign key/i.test(e.message)) throw e;
       });
     // Learnings the answer cites (by id) were used: their use count and last use say which ones matter.

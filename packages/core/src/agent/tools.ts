@@ -632,6 +632,31 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
 
 const TOOL_NAMES = buildAgentTools(null as unknown as Db, '00000000-0000-0000-0000-000000000000');
 
+/** Tenants whose built tools are kept per database handle (the least recently used beyond it are dropped). */
+export const TOOL_CACHE_TENANTS = 1000;
+const builtTools = new WeakMap<Db, Map<string, readonly AgentTool[]>>();
+
+/**
+ * The agent's tools for one tenant, built once and kept: building them makes every tool's zod input
+ * schema again, about 1 ms of CPU, which every agent turn paid before its first model step (a sixth of
+ * the worker's CPU per turn under load, bench/runs (e)). The tools hold nothing but the database handle
+ * and the tenant id, so one frozen list serves every turn of the tenant.
+ */
+export function agentToolsFor(db: Db, tenantId: string, capacity = TOOL_CACHE_TENANTS): readonly AgentTool[] {
+  let byTenant = builtTools.get(db);
+  if (!byTenant) builtTools.set(db, (byTenant = new Map()));
+  let tools = byTenant.get(tenantId);
+  if (tools) {
+    // Most recently used last, so the first key is the one to drop.
+    byTenant.delete(tenantId);
+  } else {
+    tools = Object.freeze(buildAgentTools(db, tenantId).map((t) => Object.freeze(t)));
+    if (byTenant.size >= capacity) byTenant.delete(byTenant.keys().next().value!);
+  }
+  byTenant.set(tenantId, tools);
+  return tools;
+}
+
 /** The tool catalog of a tenant: name, description and input schema. */
 export function availableTools(_tenant: { id: string; tier: string }): ToolInfo[] {
   return TOOL_NAMES.map((t) => {

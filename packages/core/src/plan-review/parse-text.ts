@@ -22,6 +22,13 @@ import {
  * symbol (`+`, `-`, `~`, `-/+`, `+/-`, `<=`) and `key = value`, nested blocks, lists, maps, heredocs
  * and `jsonencode(…)`, `old -> new`, `(known after apply)`, `(sensitive value)` and
  * `# forces replacement`. CI logs wrap it in noise: ANSI colours, timestamps, Terragrunt prefixes.
+ *
+ * Speed (bench/plan-review, target 50 MB/s): the text is cleaned and split into lines once (line
+ * numbers are array indexes, which is what annotations cite); after that, the readers scan each line
+ * by index rather than trimming it, matching it with capture groups or slicing it into tokens, and a
+ * string is made only for a key or a value that goes into the parse. Each hand-written matcher names
+ * the regular expression it stands for; test/parse-text.differential.test.ts checks, over fixtures,
+ * generated and damaged plans, that the parse is the one the regex-per-line parser gave.
  */
 
 const UNKNOWN = Symbol('known after apply');
@@ -43,16 +50,22 @@ const CI_PREFIXES = [
 /** The posted text, line by line, without colours or CI prefixes; numbering stays that of the input. */
 export function cleanLines(text: string): string[] {
   const lines = text.split('\n');
+  // Colours and carriage returns are looked for line by line only when the text has some.
+  const colours = text.includes('\x1b');
+  const returns = text.includes('\r');
   for (let k = 0; k < lines.length; k++) {
     let line = lines[k]!;
-    if (line.includes('\x1b')) line = line.replace(ANSI, '');
-    const cr = line.lastIndexOf('\r', line.length - 2);
-    if (cr >= 0) line = line.slice(cr + 1);
+    if (colours && line.includes('\x1b')) line = line.replace(ANSI, '');
+    if (returns) {
+      const cr = line.lastIndexOf('\r', line.length - 2);
+      if (cr >= 0) line = line.slice(cr + 1);
+    }
     // Only lines that start like a prefix are tried against the prefixes (most lines do not).
     const c = line.charCodeAt(0);
     if ((c >= 48 && c <= 57) || c === 115 /* s */ || c === 91 /* [ */)
       for (const p of CI_PREFIXES) line = line.replace(p, '');
-    lines[k] = line.trimEnd();
+    if (isSpace(line.charCodeAt(line.length - 1))) line = line.trimEnd();
+    lines[k] = line;
   }
   return lines;
 }
@@ -63,6 +76,10 @@ const BLOCK_OPEN = /^\s*(-\/\+|\+\/-|<=|[+~.-])?\s*(resource|data) "([^"]+)" "([
 const NOTE = /^\s*# \((.*)\)$/;
 const SUMMARY =
   /^\s*Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, (\d+) to forget)?\.?/;
+/** SUMMARY at the first non-space of a line (lastIndex), without `^\s*`. */
+const SUMMARY_AT =
+  /Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, (\d+) to forget)?\.?/y;
+const VERSION_AT = /Terraform v(\d+\.\d+\.\d+\S*)/y;
 const DEPOSED = /^(.*) \(deposed object ([0-9a-f]+)\)$/;
 
 interface Header {
@@ -78,7 +95,7 @@ function readHeader(line: string, index: number): Header | null {
   if (!m) return null;
   let address = m[1]!;
   let deposed: string | null = null;
-  const d = DEPOSED.exec(address);
+  const d = address.endsWith(')') ? DEPOSED.exec(address) : null;
   if (d) {
     address = d[1]!;
     deposed = d[2]!;
@@ -119,81 +136,273 @@ const READ_REASONS: Array<[RegExp, string]> = [
   [/config refers to values not yet known/, 'read_because_config_unknown'],
   [/depends on a resource or a module with changes pending/, 'read_because_dependency_pending'],
 ];
+const NOTE_REASONS = [...DELETE_REASONS, ...READ_REASONS];
 
 // ---------------------------------------------------------------- values
+//
+// The block readers below scan each line by index instead of trimming it, splitting it or matching it
+// with capture groups: a plan is mostly `key = value` lines, and a string per trimmed line and per
+// captured group was most of the parser's time (in garbage collection). Each hand-written matcher
+// says which regular expression it stands for; those expressions still run, unchanged, on the rare
+// lines the matchers do not cover (nested block headers, heredoc and wrapper openers, closing arrows).
 
 interface Diff {
   before: unknown;
   after: unknown;
 }
 
-interface Scalar {
-  value: unknown;
+interface Parsed extends Diff {
+  /** The last line the value used. */
   end: number;
 }
 
-/** One scalar token at `pos`: a string, number, bool, null or a Terraform placeholder. */
-function readScalar(s: string, pos: number): Scalar | null {
-  while (s[pos] === ' ') pos++;
-  const rest = s.slice(pos);
-  if (rest.startsWith('"')) {
+/** What `\s` matches in a regular expression, which is also what `trim()` removes. */
+function isSpace(c: number): boolean {
+  if (c === 32 || (c >= 9 && c <= 13)) return true;
+  if (c < 0xa0) return false;
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+/** The first index in [pos, end) that is not a space (end when none). */
+function skipSpace(s: string, pos: number, end: number): number {
+  while (pos < end && isSpace(s.charCodeAt(pos))) pos++;
+  return pos;
+}
+
+/** `end` moved back over trailing spaces, not before `start`. */
+function backSpace(s: string, start: number, end: number): number {
+  while (end > start && isSpace(s.charCodeAt(end - 1))) end--;
+  return end;
+}
+
+/**
+ * Whether the posted text holds U+2028 or U+2029, which `.` in a regular expression does not match
+ * (cleaned lines hold no \n or \r): only then do the matchers look for them where the expressions
+ * they stand for end in `.*$`. Set by parsePlanText for the parse under way (parsing is synchronous).
+ */
+let separators = false;
+function dotsToEnd(s: string, pos: number, end: number): boolean {
+  if (!separators) return true;
+  for (; pos < end; pos++) {
+    const c = s.charCodeAt(pos);
+    if (c === 0x2028 || c === 0x2029) return false;
+  }
+  return true;
+}
+
+const FORCES_MARK = ' # forces replacement';
+/** Whether s[start, end) ends with ` # forces replacement`. */
+function endsWithForces(s: string, start: number, end: number): boolean {
+  return end - start >= FORCES_MARK.length && s.startsWith(FORCES_MARK, end - FORCES_MARK.length);
+}
+
+// The result of readScalar, in place of an object per scalar.
+let scalarValue: unknown;
+let scalarEnd = 0;
+const TOKENS: ReadonlyArray<readonly [string, symbol]> = [
+  ['(known after apply)', UNKNOWN],
+  ['(sensitive value)', SENSITIVE],
+  ['(sensitive)', SENSITIVE],
+];
+const NUMBER = /^-?\d+(\.\d+)?(e[+-]?\d+)?$/i;
+
+/**
+ * One scalar token at `pos` of s[…end) after spaces: a string, number, bool, null or a Terraform
+ * placeholder. Leaves it in scalarValue and the index after it in scalarEnd; false when there is none.
+ */
+function readScalar(s: string, pos: number, end: number = s.length): boolean {
+  while (pos < end && s.charCodeAt(pos) === 32) pos++;
+  if (pos >= end) return false;
+  const c = s.charCodeAt(pos);
+  if (c === 34 /* " */) {
     let i = pos + 1;
-    while (i < s.length && s[i] !== '"') i += s[i] === '\\' ? 2 : 1;
-    const raw = s.slice(pos, i + 1);
-    let value: unknown;
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      value = raw.slice(1, -1);
+    let plain = true; // no escapes or control characters: the JSON string is its own content
+    while (i < end) {
+      const d = s.charCodeAt(i);
+      if (d === 34) break;
+      if (d === 92 /* \ */) {
+        plain = false;
+        i += 2;
+      } else {
+        if (d < 32) plain = false;
+        i++;
+      }
     }
-    return { value, end: i + 1 };
+    if (plain && i < end) {
+      scalarValue = s.slice(pos + 1, i);
+    } else {
+      // Escapes, or no closing quote: JSON decides; what it refuses is kept as written.
+      const raw = s.slice(pos, Math.min(i + 1, end));
+      try {
+        scalarValue = JSON.parse(raw);
+      } catch {
+        scalarValue = raw.slice(1, -1);
+      }
+    }
+    scalarEnd = i + 1;
+    return true;
   }
-  for (const [token, value] of [
-    ['(known after apply)', UNKNOWN],
-    ['(sensitive value)', SENSITIVE],
-    ['(sensitive)', SENSITIVE],
-  ] as const) {
-    if (rest.startsWith(token)) return { value, end: pos + token.length };
+  if (c === 40 /* ( */) {
+    for (const [token, value] of TOKENS) {
+      if (pos + token.length <= end && s.startsWith(token, pos)) {
+        scalarValue = value;
+        scalarEnd = pos + token.length;
+        return true;
+      }
+    }
   }
-  const m = /^[^\s,]+/.exec(rest);
-  if (!m) return null;
-  const word = m[0];
+  // A word: /^[^\s,]+/
+  let k = pos;
+  while (k < end) {
+    const d = s.charCodeAt(k);
+    if (d === 44 /* , */ || isSpace(d)) break;
+    k++;
+  }
+  if (k === pos) return false;
+  const word = s.slice(pos, k);
   let value: unknown = word;
   if (word === 'null') value = null;
   else if (word === 'true') value = true;
   else if (word === 'false') value = false;
-  else if (/^-?\d+(\.\d+)?(e[+-]?\d+)?$/i.test(word)) value = Number(word);
-  return { value, end: pos + word.length };
+  else if ((c === 45 || (c >= 48 && c <= 57)) && NUMBER.test(word)) value = Number(word);
+  scalarValue = value;
+  scalarEnd = k;
+  return true;
 }
 
-const FORCES_MARK = ' # forces replacement';
-const FORCES = { test: (t: string) => t.endsWith(FORCES_MARK) };
-const withoutForces = (t: string) => t.slice(0, t.length - FORCES_MARK.length).trimEnd();
-const ARROW = /^\s*->\s*/;
+// Where matchAttr's key ends.
+let keyEnd = 0;
+
+/**
+ * `key = value` at `pos` to the end of `s`, as /^("(?:[^"\\]|\\.)*"|[^\s=]+)\s+=\s?(.*)$/ would match
+ * it: answers where the value starts (the key is s[pos, keyEnd)), or -1.
+ */
+function matchAttr(s: string, pos: number): number {
+  const end = s.length;
+  if (s.charCodeAt(pos) === 34) {
+    // A quoted key; if what follows it is not ` = `, the unquoted form below is tried, as in the expression.
+    let i = pos + 1;
+    while (i < end) {
+      const d = s.charCodeAt(i);
+      if (d === 34) break;
+      if (d === 92) {
+        const e = s.charCodeAt(i + 1);
+        if (i + 1 >= end || e === 0x2028 || e === 0x2029) i = end;
+        else i += 2;
+      } else i++;
+    }
+    if (i < end) {
+      const v = afterKey(s, i + 1);
+      if (v >= 0) {
+        keyEnd = i + 1;
+        return v;
+      }
+    }
+  }
+  let k = pos;
+  while (k < end) {
+    const d = s.charCodeAt(k);
+    if (d === 61 /* = */ || isSpace(d)) break;
+    k++;
+  }
+  if (k === pos) return -1;
+  const v = afterKey(s, k);
+  if (v >= 0) keyEnd = k;
+  return v;
+}
+
+/** `\s+=\s?(.*)$` at `k`: where the value starts, or -1. */
+function afterKey(s: string, k: number): number {
+  const end = s.length;
+  if (k >= end || !isSpace(s.charCodeAt(k))) return -1;
+  k = skipSpace(s, k, end);
+  if (s.charCodeAt(k) !== 61) return -1;
+  k++;
+  if (k < end && isSpace(s.charCodeAt(k))) k++;
+  return dotsToEnd(s, k, end) ? k : -1;
+}
+
+/** A key as Terraform printed it, unquoted: `"Name"` is Name. */
+function keyText(s: string, pos: number, end: number): string {
+  if (s.charCodeAt(pos) !== 34) return s.slice(pos, end);
+  let plain = end - pos >= 2 && s.charCodeAt(end - 1) === 34;
+  for (let k = pos + 1; plain && k < end - 1; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 34 || c === 92 || c < 32) plain = false;
+  }
+  if (plain) return s.slice(pos + 1, end - 1);
+  // Escapes: JSON decides; a key it refuses (`"a\q"`, a cut-off `"a`) is kept as written, as values are.
+  const raw = s.slice(pos, end);
+  try {
+    return String(JSON.parse(raw));
+  } catch {
+    return raw.length >= 2 && raw.charCodeAt(raw.length - 1) === 34 ? raw.slice(1, -1) : raw.slice(1);
+  }
+}
+
+const BLOCK = /([A-Za-z_][\w-]*)((?: "[^"]*")*) \{(\})?(\s+# forces replacement)?$/y;
+const HEREDOC = /^<<(-?)([A-Za-z_]\w*)$/;
+const WRAPPER = /^(jsonencode|yamlencode|toset|tolist|tomap|sensitive|base64encode)\($/;
+const WRAPPER_ONE_LINE = /^(jsonencode|toset|tolist|tomap)\((.*)\)$/;
+const CLOSING_ARROW = /[\]})]\s*->\s*(.+?)(\s+# forces replacement)?$/;
 
 class BodyParser {
   replacePaths: Path[] = [];
+  /** The path of the value being read (keys and indexes), pushed and popped as the readers descend. */
+  private readonly path: Path = [];
+  /** The action symbol restOf found. */
+  private sym = '';
 
   constructor(private readonly lines: string[]) {}
 
-  /** Symbol at the start of a (trimmed) line: '+', '-', '~', '-/+', '+/-', '<=' or ''. */
-  private symbolOf(text: string): { sym: string; rest: string } {
-    const c = text.charCodeAt(0);
+  /**
+   * The action symbol at `s` (the first non-space of `line`) into this.sym — '+', '-', '~', '-/+',
+   * '+/-', '<=' or '' — as /^(-\/\+|\+\/-|<=|[+~-])\s+(.*)$/ would read it; answers where the rest starts.
+   */
+  private restOf(line: string, s: number): number {
+    this.sym = '';
+    const c = line.charCodeAt(s);
     // '+', '-', '~', '<', '.'
-    if (c !== 43 && c !== 45 && c !== 126 && c !== 60 && c !== 46) return { sym: '', rest: text };
-    const m = /^(-\/\+|\+\/-|<=|[+~-])\s+(.*)$/.exec(text);
-    if (m) return { sym: m[1]!, rest: m[2]! };
-    return { sym: '', rest: text };
+    if (c !== 43 && c !== 45 && c !== 126 && c !== 60 && c !== 46) return s;
+    const c1 = line.charCodeAt(s + 1);
+    let sym: string;
+    if (c === 45 && c1 === 47 && line.charCodeAt(s + 2) === 43) sym = '-/+';
+    else if (c === 43 && c1 === 47 && line.charCodeAt(s + 2) === 45) sym = '+/-';
+    else if (c === 60 && c1 === 61) sym = '<=';
+    else if (c === 43) sym = '+';
+    else if (c === 126) sym = '~';
+    else if (c === 45) sym = '-';
+    else return s;
+    const k = s + sym.length;
+    if (k >= line.length || !isSpace(line.charCodeAt(k))) return s;
+    const r = skipSpace(line, k, line.length);
+    if (!dotsToEnd(line, r, line.length)) return s;
+    this.sym = sym;
+    return r;
+  }
+
+  /** /^}\s*(#.*)?$/ at `s`. */
+  private closes(line: string, s: number): boolean {
+    const k = skipSpace(line, s + 1, line.length);
+    if (k === line.length) return true;
+    return line.charCodeAt(k) === 35 && dotsToEnd(line, k, line.length);
   }
 
   /**
    * The attributes and blocks of a block body from line `i` to its closing `}`; answers the index of
    * that closing line.
    */
-  parseBody(
-    i: number,
-    path: Path,
-  ): { before: Record<string, unknown>; after: Record<string, unknown>; end: number } {
+  parseBody(i: number): { before: Record<string, unknown>; after: Record<string, unknown>; end: number } {
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
     const pushBlock = (target: Record<string, unknown>, key: string, value: unknown) => {
@@ -202,177 +411,221 @@ class BodyParser {
       list.push(value);
       target[key] = list;
     };
-    for (; i < this.lines.length; i++) {
-      const text = this.lines[i]!.trim();
-      if (text === '') continue;
-      if (/^}\s*(#.*)?$/.test(text)) return { before, after, end: i };
-      if (text.startsWith('#')) continue; // (N unchanged … hidden)
-      const { sym, rest } = this.symbolOf(text);
+    const lines = this.lines;
+    for (; i < lines.length; i++) {
+      const line = lines[i]!; // cleaned: no trailing spaces
+      const s = skipSpace(line, 0, line.length);
+      if (s === line.length) continue;
+      const c = line.charCodeAt(s);
+      if (c === 125 /* } */ && this.closes(line, s)) return { before, after, end: i };
+      if (c === 35 /* # */) continue; // (N unchanged … hidden)
+      const r = this.restOf(line, s);
+      const sym = this.sym;
       // A nested block: `ingress {`, `rule "name" {`, `timeouts {}`.
-      const block =
-        rest.endsWith('{') || rest.endsWith('}') || rest.endsWith(FORCES_MARK)
-          ? /^([A-Za-z_][\w-]*)((?: "[^"]*")*) \{(\})?(\s+# forces replacement)?$/.exec(rest)
-          : null;
+      const last = line.charCodeAt(line.length - 1);
+      let block: RegExpExecArray | null = null;
+      if (last === 123 || last === 125 || endsWithForces(line, r, line.length)) {
+        BLOCK.lastIndex = r;
+        block = BLOCK.exec(line);
+      }
       if (block) {
         const key = block[1]!;
         const index = ((sym === '+' ? after : before)[key] as unknown[] | undefined)?.length ?? 0;
-        if (block[4]) this.replacePaths.push([...path, key, index]);
+        this.path.push(key, index);
+        if (block[4]) this.replacePaths.push(this.path.slice());
         let inner: Diff;
         if (block[3]) {
           inner = { before: {}, after: {} };
         } else {
-          const body = this.parseBody(i + 1, [...path, key, index]);
+          const body = this.parseBody(i + 1);
           i = body.end;
-          if (FORCES.test(this.lines[i]!)) this.replacePaths.push([...path, key, index]);
-          inner = { before: body.before, after: body.after };
+          if (lines[i]!.endsWith(FORCES_MARK)) this.replacePaths.push(this.path.slice());
+          inner = body;
         }
-        const d = applySymbol(sym, inner);
-        pushBlock(before, key, d.before);
-        pushBlock(after, key, d.after);
+        this.path.length -= 2;
+        pushBlock(before, key, sym === '+' ? ABSENT : inner.before);
+        pushBlock(after, key, sym === '-' ? ABSENT : inner.after);
         continue;
       }
-      const attr = /^("(?:[^"\\]|\\.)*"|[^\s=]+)\s+=\s?(.*)$/.exec(rest);
-      if (!attr) continue; // a line we do not understand is skipped, never fatal
-      const key = attr[1]!.startsWith('"') ? String(JSON.parse(attr[1]!)) : attr[1]!;
-      const parsed = this.parseValue(attr[2]!, i, [...path, key]);
+      const v = matchAttr(line, r);
+      if (v < 0) continue; // a line we do not understand is skipped, never fatal
+      const key = keyText(line, r, keyEnd);
+      this.path.push(key);
+      const parsed = this.parseValue(line, v, line.length, i);
+      this.path.pop();
       i = parsed.end;
-      const d = applySymbol(sym, parsed);
-      if (d.before !== ABSENT) before[key] = d.before;
-      if (d.after !== ABSENT) after[key] = d.after;
+      if (sym !== '+' && parsed.before !== ABSENT) before[key] = parsed.before;
+      if (sym !== '-' && parsed.after !== ABSENT) after[key] = parsed.after;
     }
-    return { before, after, end: this.lines.length - 1 };
+    return { before, after, end: lines.length - 1 };
   }
 
-  /** A value starting in `text` (the rest of line `i`); answers it and the last line it used. */
-  parseValue(text: string, i: number, path: Path): Diff & { end: number } {
-    let t = text;
+  /** A value in s[start, end) (the rest of line `i`); answers it and the last line it used. */
+  parseValue(s: string, start: number, end: number, i: number): Parsed {
     let forces = false;
-    if (FORCES.test(t)) {
+    if (endsWithForces(s, start, end)) {
       forces = true;
-      t = withoutForces(t);
+      end = backSpace(s, start, end - FORCES_MARK.length);
     }
-    let result: Diff & { end: number };
-    const tt = t.trim();
-    const c0 = tt.charCodeAt(0);
-    const last = tt.charCodeAt(tt.length - 1);
-    const heredoc = c0 === 60 /* < */ ? /^<<(-?)([A-Za-z_]\w*)$/.exec(tt) : null;
-    const wrapper =
-      last === 40 /* ( */
-        ? /^(jsonencode|yamlencode|toset|tolist|tomap|sensitive|base64encode)\($/.exec(tt)
-        : null;
-    const wrapperOneLine = last === 41 /* ) */ ? /^(jsonencode|toset|tolist|tomap)\((.*)\)$/.exec(tt) : null;
-    if (heredoc) {
-      result = this.parseHeredoc(i, heredoc[2]!);
-    } else if (tt === '[' || tt === '{') {
-      result = tt === '[' ? this.parseList(i + 1, path) : this.parseMap(i + 1, path);
-    } else if (wrapper) {
-      result = this.parseWrapped(i, wrapper[1]!, path);
-    } else if ((c0 === 91 || c0 === 123) && (tt.startsWith('[]') || tt.startsWith('{}'))) {
-      const v = tt.startsWith('[]') ? [] : {};
+    // The value trimmed is s[ts, te).
+    const ts = skipSpace(s, start, end);
+    const te = backSpace(s, ts, end);
+    const c0 = ts < te ? s.charCodeAt(ts) : -1;
+    const last = ts < te ? s.charCodeAt(te - 1) : -1;
+    let m: RegExpExecArray | null;
+    let result: Parsed;
+    if (c0 === 60 /* < */ && (m = HEREDOC.exec(s.slice(ts, te)))) {
+      result = this.parseHeredoc(i, m[2]!);
+    } else if (te - ts === 1 && (c0 === 91 || c0 === 123)) {
+      result = c0 === 91 ? this.parseList(i + 1) : this.parseMap(i + 1);
+    } else if (last === 40 /* ( */ && WRAPPER.test(s.slice(ts, te))) {
+      result = this.parseWrapped(i);
+    } else if ((c0 === 91 && s.charCodeAt(ts + 1) === 93) || (c0 === 123 && s.charCodeAt(ts + 1) === 125)) {
+      // `[]`, `{}`, and `[] -> …` (/^(\[\]|\{\})\s*->\s*(.*)$/)
+      const v = c0 === 91 ? [] : {};
       result = { before: v, after: v, end: i };
-      const arrow = /^(\[\]|\{\})\s*->\s*(.*)$/.exec(tt);
-      if (arrow) result = { before: v, after: readScalar(arrow[2]!, 0)?.value, end: i };
-    } else if (wrapperOneLine && !t.includes(' -> ')) {
-      const v = looseJson(wrapperOneLine[2]!);
+      const k = skipSpace(s, ts + 2, te);
+      if (k + 1 < te && s.charCodeAt(k) === 45 && s.charCodeAt(k + 1) === 62) {
+        const a = skipSpace(s, k + 2, te);
+        if (dotsToEnd(s, a, te))
+          result = { before: v, after: readScalar(s, a, te) ? scalarValue : ABSENT, end: i };
+      }
+    } else if (
+      (c0 === 106 || c0 === 116) /* j, t */ &&
+      last === 41 /* ) */ &&
+      (m = WRAPPER_ONE_LINE.exec(s.slice(ts, te))) &&
+      !includesArrow(s, start, end)
+    ) {
+      const v = looseJson(m[2]!);
       result = { before: v, after: v, end: i };
     } else {
-      const first = readScalar(t, 0);
-      if (!first) return { before: ABSENT, after: ABSENT, end: i };
-      const tail = t.slice(first.end);
-      const arrow = ARROW.exec(tail);
-      if (arrow) {
-        const afterText = tail.slice(arrow[0].length);
-        if (/^(\[|\{|<<|jsonencode\()/.test(afterText.trim())) {
-          const second = this.parseValue(afterText, i, path);
-          result = { before: first.value, after: second.after, end: second.end };
+      if (!readScalar(s, start, end)) return { before: ABSENT, after: ABSENT, end: i };
+      const first = scalarValue;
+      // ` -> ` and the value after it (/^\s*->\s*/)
+      const k = skipSpace(s, scalarEnd, end);
+      if (k + 1 < end && s.charCodeAt(k) === 45 && s.charCodeAt(k + 1) === 62) {
+        const a = skipSpace(s, k + 2, end);
+        const ca = s.charCodeAt(a);
+        if (
+          a < end &&
+          (ca === 91 ||
+            ca === 123 ||
+            (a + 2 <= end && s.startsWith('<<', a)) ||
+            (a + 11 <= end && s.startsWith('jsonencode(', a)))
+        ) {
+          const second = this.parseValue(s, a, end, i);
+          result = { before: first, after: second.after, end: second.end };
         } else {
-          result = { before: first.value, after: readScalar(afterText, 0)?.value, end: i };
+          result = { before: first, after: readScalar(s, a, end) ? scalarValue : ABSENT, end: i };
         }
       } else {
-        result = { before: first.value, after: first.value, end: i };
+        result = { before: first, after: first, end: i };
       }
     }
     // A container's closing line may carry `-> (known after apply)` or the replacement mark.
-    const closing = this.lines[result.end] ?? '';
     if (result.end !== i) {
-      if (FORCES.test(closing)) forces = true;
-      const arrow = /[\]})]\s*->\s*(.+?)(\s+# forces replacement)?$/.exec(closing);
-      if (arrow) result = { ...result, after: readScalar(arrow[1]!, 0)?.value };
+      const closing = this.lines[result.end] ?? '';
+      if (closing.endsWith(FORCES_MARK)) forces = true;
+      const arrow = CLOSING_ARROW.exec(closing);
+      if (arrow) result.after = readScalar(arrow[1]!, 0) ? scalarValue : ABSENT;
     }
-    if (forces) this.replacePaths.push(path);
+    if (forces) this.replacePaths.push(this.path.slice());
     return result;
   }
 
-  private parseList(i: number, path: Path): Diff & { end: number } {
-    const before: unknown[] = [];
-    const after: unknown[] = [];
-    for (; i < this.lines.length; i++) {
-      const text = this.lines[i]!.trim();
-      if (text === '') continue;
-      if (/^[\]})]/.test(text)) return { before, after, end: i };
-      if (text.startsWith('#')) continue;
-      const { sym, rest } = this.symbolOf(text);
-      const v = this.parseValue(rest.replace(/,$/, ''), i, [...path, after.length]);
-      i = v.end;
-      const d = applySymbol(sym, v);
-      if (d.before !== ABSENT) before.push(d.before);
-      if (d.after !== ABSENT) after.push(d.after);
-    }
-    return { before, after, end: this.lines.length - 1 };
+  /** The line at `i` cleaned and the start of its text (its length when blank or past the end). */
+  private text(i: number): { line: string; s: number } {
+    const line = this.lines[i] ?? '';
+    return { line, s: skipSpace(line, 0, line.length) };
   }
 
-  private parseMap(i: number, path: Path): Diff & { end: number } {
+  private parseList(i: number): Parsed {
+    const before: unknown[] = [];
+    const after: unknown[] = [];
+    const lines = this.lines;
+    for (; i < lines.length; i++) {
+      const line = lines[i]!;
+      const s = skipSpace(line, 0, line.length);
+      if (s === line.length) continue;
+      const c = line.charCodeAt(s);
+      if (c === 93 || c === 125 || c === 41) return { before, after, end: i }; // ] } )
+      if (c === 35) continue;
+      const r = this.restOf(line, s);
+      const sym = this.sym;
+      const e = line.charCodeAt(line.length - 1) === 44 ? line.length - 1 : line.length; // a trailing ','
+      this.path.push(after.length);
+      const v = this.parseValue(line, r, e, i);
+      this.path.pop();
+      i = v.end;
+      if (sym !== '+' && v.before !== ABSENT) before.push(v.before);
+      if (sym !== '-' && v.after !== ABSENT) after.push(v.after);
+    }
+    return { before, after, end: lines.length - 1 };
+  }
+
+  private parseMap(i: number): Parsed {
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
-    for (; i < this.lines.length; i++) {
-      const text = this.lines[i]!.trim();
-      if (text === '') continue;
-      if (/^[\]})]/.test(text)) return { before, after, end: i };
-      if (text.startsWith('#')) continue;
-      const { sym, rest } = this.symbolOf(text);
+    const lines = this.lines;
+    for (; i < lines.length; i++) {
+      const line = lines[i]!;
+      const s = skipSpace(line, 0, line.length);
+      if (s === line.length) continue;
+      const c = line.charCodeAt(s);
+      if (c === 93 || c === 125 || c === 41) return { before, after, end: i };
+      if (c === 35) continue;
+      const r = this.restOf(line, s);
+      const sym = this.sym;
       // An object inside a list or jsonencode without a key: `{` … `}`.
-      const entry = /^("(?:[^"\\]|\\.)*"|[^\s=]+)\s+=\s?(.*)$/.exec(rest);
-      if (!entry) continue;
-      const key = entry[1]!.startsWith('"') ? String(JSON.parse(entry[1]!)) : entry[1]!;
-      const v = this.parseValue(entry[2]!.replace(/,$/, ''), i, [...path, key]);
+      const v0 = matchAttr(line, r);
+      if (v0 < 0) continue;
+      const key = keyText(line, r, keyEnd);
+      const e = line.length > v0 && line.charCodeAt(line.length - 1) === 44 ? line.length - 1 : line.length;
+      this.path.push(key);
+      const v = this.parseValue(line, v0, e, i);
+      this.path.pop();
       i = v.end;
-      const d = applySymbol(sym, v);
-      if (d.before !== ABSENT) before[key] = d.before;
-      if (d.after !== ABSENT) after[key] = d.after;
+      if (sym !== '+' && v.before !== ABSENT) before[key] = v.before;
+      if (sym !== '-' && v.after !== ABSENT) after[key] = v.after;
     }
-    return { before, after, end: this.lines.length - 1 };
+    return { before, after, end: lines.length - 1 };
   }
 
   /** `jsonencode(` … `)`: one value inside, itself rendered as a diff. */
-  private parseWrapped(i: number, fn: string, path: Path): Diff & { end: number } {
+  private parseWrapped(i: number): Parsed {
     let j = i + 1;
-    while (j < this.lines.length && this.lines[j]!.trim() === '') j++;
-    const text = this.lines[j]?.trim() ?? '';
-    const { sym, rest } = this.symbolOf(text);
-    const inner = this.parseValue(rest, j, path);
+    while (j < this.lines.length && this.text(j).s === this.lines[j]!.length) j++;
+    const { line, s } = this.text(j);
+    const r = this.restOf(line, s);
+    const sym = this.sym;
+    const inner = this.parseValue(line, r, line.length, j);
     let end = inner.end + 1;
-    while (end < this.lines.length && !/^\)/.test(this.lines[end]!.trim())) end++;
-    const d = applySymbol(sym, inner);
-    void fn;
-    return { before: d.before, after: d.after, end: Math.min(end, this.lines.length - 1) };
+    for (; end < this.lines.length; end++) {
+      const t = this.text(end);
+      if (t.line.charCodeAt(t.s) === 41 /* ) */) break;
+    }
+    return {
+      before: sym === '+' ? ABSENT : inner.before,
+      after: sym === '-' ? ABSENT : inner.after,
+      end: Math.min(end, this.lines.length - 1),
+    };
   }
 
   /** A heredoc; in an update its lines carry `+`/`-` in a column of their own. */
-  private parseHeredoc(i: number, marker: string): Diff & { end: number } {
+  private parseHeredoc(i: number, marker: string): Parsed {
     const before: string[] = [];
     const after: string[] = [];
     let j = i + 1;
     let closedAfter: unknown = ABSENT;
     let closedWithArrow = false;
+    const closing = new RegExp(`^${marker}(?:\\s*->\\s*(.*?))?(?:\\s+# forces replacement)?$`);
     for (; j < this.lines.length; j++) {
       const line = this.lines[j]!;
-      const close = new RegExp(`^${marker}(?:\\s*->\\s*(.*?))?(?:\\s+# forces replacement)?$`).exec(
-        line.trim(),
-      );
+      const close = closing.exec(line.trim());
       if (close) {
         if (close[1] !== undefined) {
           closedWithArrow = true;
-          closedAfter = readScalar(close[1], 0)?.value;
+          closedAfter = readScalar(close[1], 0) ? scalarValue : ABSENT;
         }
         break;
       }
@@ -393,6 +646,12 @@ class BodyParser {
   }
 }
 
+/** Whether s[start, end) holds ` -> `. */
+function includesArrow(s: string, start: number, end: number): boolean {
+  const k = s.indexOf(' -> ', start);
+  return k >= 0 && k + 4 <= end;
+}
+
 function looseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -401,21 +660,17 @@ function looseJson(text: string): unknown {
   }
 }
 
-function applySymbol(sym: string, v: Diff): Diff {
-  switch (sym) {
-    case '+':
-      return { before: ABSENT, after: v.after };
-    case '-':
-      return { before: v.before, after: ABSENT };
-    default:
-      return v;
+/**
+ * Removes the placeholders in place (the values are the parser's own), listing where each kind was:
+ * one walk for both (an element of a list becomes null, a key of an object goes).
+ */
+function extract(value: unknown, path: Path, unknown: Path[], sensitive: Path[]): unknown {
+  if (value === UNKNOWN) {
+    unknown.push([...path]);
+    return ABSENT;
   }
-}
-
-/** Removes placeholders in place (the values are the parser's own), listing where they were. */
-function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unknown {
-  if (value === marker) {
-    out.push([...path]);
+  if (value === SENSITIVE) {
+    sensitive.push([...path]);
     return ABSENT;
   }
   if (Array.isArray(value)) {
@@ -423,7 +678,7 @@ function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unkno
       const v: unknown = value[k];
       if (v === null || (typeof v !== 'object' && typeof v !== 'symbol')) continue;
       path.push(k);
-      value[k] = extract(v, marker, path, out) ?? null;
+      value[k] = extract(v, path, unknown, sensitive) ?? null;
       path.pop();
     }
     return value;
@@ -434,7 +689,7 @@ function extract(value: unknown, marker: symbol, path: Path, out: Path[]): unkno
       const v = o[k];
       if (v === null || (typeof v !== 'object' && typeof v !== 'symbol')) continue;
       path.push(k);
-      const x = extract(v, marker, path, out);
+      const x = extract(v, path, unknown, sensitive);
       path.pop();
       if (x === ABSENT) delete o[k];
     }
@@ -449,23 +704,35 @@ function finish(
   sensitive: Path[],
 ): Record<string, unknown> | null {
   if (!raw) return null;
-  const noUnknown = extract(raw, UNKNOWN, [], unknown) as Record<string, unknown>;
-  return extract(noUnknown, SENSITIVE, [], sensitive) as Record<string, unknown>;
+  return extract(raw, [], unknown, sensitive) as Record<string, unknown>;
 }
 
-const pathKey = (p: Path) => JSON.stringify(p);
-const uniquePaths = (paths: Path[]) => {
+const uniquePaths = (paths: Path[]): Path[] => {
+  if (paths.length < 2) return paths;
   const seen = new Set<string>();
-  return paths.filter((p) => !seen.has(pathKey(p)) && seen.add(pathKey(p)));
+  return paths.filter((p) => {
+    const key = JSON.stringify(p);
+    return !seen.has(key) && seen.add(key);
+  });
 };
 
 // ---------------------------------------------------------------- document
 
+/** Whether the text being parsed may hold diagnostics (set by parsePlanText, as `separators`). */
+let diagnosticsPossible = true;
+
 function diagnostics(lines: string[]): { errors: string[]; warnings: string[] } {
   const errors: string[] = [];
   const warnings: string[] = [];
+  if (!diagnosticsPossible) return { errors, warnings };
   for (let i = 0; i < lines.length; i++) {
-    const m = /^[│╷\s]*(Error|Warning): (.+)$/.exec(lines[i]!);
+    // Only a line whose text (after the box-drawing gutter) starts with E or W can be one.
+    const line = lines[i]!;
+    let k = 0;
+    for (let c = line.charCodeAt(0); c === 0x2502 || c === 0x2577 || isSpace(c); c = line.charCodeAt(++k));
+    const c = line.charCodeAt(k);
+    if (c !== 69 && c !== 87) continue;
+    const m = /^[│╷\s]*(Error|Warning): (.+)$/.exec(line);
     if (!m) continue;
     (m[1] === 'Error' ? errors : warnings).push(m[2]!.trim());
   }
@@ -474,6 +741,10 @@ function diagnostics(lines: string[]): { errors: string[]; warnings: string[] } 
 
 /** Parses `terraform plan` text (0.12 to 1.x; 0.11 tolerated); null when the text is not a plan. */
 export function parsePlanText(text: string): ParsedPlan | null {
+  separators = text.includes('\u2028') || text.includes('\u2029');
+  // Without colours (whose removal can join text), a cleaned line is a piece of a posted one: when
+  // the text holds neither "Error: " nor "Warning: ", no line is a diagnostic.
+  diagnosticsPossible = text.includes('\x1b') || text.includes('Error: ') || text.includes('Warning: ');
   const lines = cleanLines(text);
   const modern = parseModern(lines);
   if (modern && (modern.changes.length || modern.drift.length || modern.noChanges)) return modern;
@@ -492,33 +763,44 @@ function parseModern(lines: string[]): ParsedPlan | null {
 
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!;
-    const trimmed = line.trim();
-    const version = /^Terraform v(\d+\.\d+\.\d+\S*)/.exec(trimmed);
-    if (version) terraformVersion = version[1]!;
-    if (/^Note: Objects have changed outside of Terraform/.test(trimmed)) {
+    // The markers are told apart by the first character of the line's text.
+    const s = skipSpace(line, 0, line.length);
+    if (s === line.length) continue;
+    const c = line.charCodeAt(s);
+    if (c === 84 /* T */) {
+      VERSION_AT.lastIndex = s;
+      const version = VERSION_AT.exec(line);
+      if (version) terraformVersion = version[1]!;
+    }
+    if (c === 78 /* N */ && line.startsWith('Note: Objects have changed outside of Terraform', s)) {
       section = 'drift';
       sawMarker = true;
       continue;
     }
     if (
-      /^Unless you have made equivalent changes to your configuration|^This is a refresh-only plan/.test(
-        trimmed,
-      )
+      (c === 85 /* U */ &&
+        line.startsWith('Unless you have made equivalent changes to your configuration', s)) ||
+      (c === 84 && line.startsWith('This is a refresh-only plan', s))
     ) {
       section = 'none';
       continue;
     }
-    if (/^Terraform (will perform|planned) the following actions/.test(trimmed)) {
+    if (
+      c === 84 &&
+      (line.startsWith('Terraform will perform the following actions', s) ||
+        line.startsWith('Terraform planned the following actions', s))
+    ) {
       section = 'actions';
       sawMarker = true;
       continue;
     }
-    if (/^Changes to Outputs:/.test(trimmed)) {
+    if (c === 67 /* C */ && line.startsWith('Changes to Outputs:', s)) {
       section = 'outputs';
       sawMarker = true;
       continue;
     }
-    const summary = SUMMARY.exec(line);
+    SUMMARY_AT.lastIndex = s;
+    const summary = c === 80 /* P */ ? SUMMARY_AT.exec(line) : null;
     if (summary) {
       summaryLine = {
         import: Number(summary[1] ?? 0),
@@ -530,9 +812,9 @@ function parseModern(lines: string[]): ParsedPlan | null {
       continue;
     }
     if (
-      /^No changes\. (Your infrastructure matches the configuration|Infrastructure is up-to-date)/.test(
-        trimmed,
-      )
+      c === 78 &&
+      (line.startsWith('No changes. Your infrastructure matches the configuration', s) ||
+        line.startsWith('No changes. Infrastructure is up-to-date', s))
     ) {
       noChanges = true;
       sawMarker = true;
@@ -547,7 +829,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
         });
       continue;
     }
-    const header = readHeader(line, i);
+    const header = c === 35 /* # */ ? readHeader(line, i) : null;
     if (!header) continue;
     sawMarker = true;
     const notes: string[] = [];
@@ -563,7 +845,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
       else if (imported) importing = imported[1]!;
       else notes.push(note[1]!);
     }
-    while (j < lines.length && lines[j]!.trim() === '') j++;
+    while (j < lines.length && skipSpace(lines[j]!, 0, lines[j]!.length) === lines[j]!.length) j++;
     const open = BLOCK_OPEN.exec(lines[j] ?? '');
     const parser = new BodyParser(lines);
     let end = j - 1;
@@ -578,7 +860,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
         after = {};
         end = j;
       } else {
-        const body = parser.parseBody(j + 1, []);
+        const body = parser.parseBody(j + 1);
         before = body.before;
         after = body.after;
         end = body.end;
@@ -608,7 +890,7 @@ function parseModern(lines: string[]): ParsedPlan | null {
       : (PHRASE_ACTION[header.phrase] ?? { action: 'no-op' as PlanAction, reason: null });
     let reason = known.reason;
     for (const note of notes) {
-      for (const [re, r] of [...DELETE_REASONS, ...READ_REASONS]) if (re.test(note)) reason = r;
+      for (const [re, r] of NOTE_REASONS) if (re.test(note)) reason = r;
     }
     if (header.deposed) reason = 'deposed';
     const unknown: Path[] = [];
@@ -660,7 +942,7 @@ function legacyValue(text: string): unknown {
   const t = text.trim();
   if (t === '<computed>') return UNKNOWN;
   if (t === '<sensitive>') return SENSITIVE;
-  return readScalar(t, 0)?.value ?? t;
+  return (readScalar(t, 0) ? scalarValue : undefined) ?? t;
 }
 
 /**

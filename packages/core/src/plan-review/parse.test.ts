@@ -377,4 +377,21 @@ Plan: 1 to add, 1 to change, 0 to destroy.
     expect(() => parsePlan('hello')).toThrow(/Expected the output of `terraform plan`/);
     expect(parsePlan('No changes. Your infrastructure matches the configuration.').noChanges).toBe(true);
   });
+
+  it('a quoted key that is not valid JSON is kept as written, not a crash (it was a 500)', () => {
+    const plan = [
+      '  # aws_instance.a will be updated in-place',
+      '  ~ resource "aws_instance" "a" {',
+      '      ~ tags = {',
+      '          ~ "a\\q" = "x" -> "y"',
+      '        }',
+      '    }',
+      '',
+      'Plan: 0 to add, 1 to change, 0 to destroy.',
+    ].join('\n');
+    const change = parsePlan(plan).changes[0]!;
+    expect(change.address).toBe('aws_instance.a');
+    expect(change.after).toMatchObject({ tags: { 'a\\q': 'y' } });
+    expect(change.before).toMatchObject({ tags: { 'a\\q': 'x' } });
+  });
 });

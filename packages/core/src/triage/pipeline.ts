@@ -26,6 +26,8 @@ export interface TriageDeps {
 }
 
 export interface TriageDecision {
+  /** The inbox row decided, for a posted alert. */
+  inbox_id?: number;
   event_id: number;
   action: TriageAction;
   incident_id: string | null;
@@ -162,15 +164,23 @@ export async function matchResource(db: Db | Tx, tenantId: string, ref: string |
   return row;
 }
 
-async function tenantRules(tx: Tx, tenantId: string): Promise<TriageRuleView[]> {
-  const rows = await tx
+/** The rules that apply to a tenant's alerts: its enabled rules first (oldest first), then the built-in ones. */
+export async function rulesFor(deps: TriageDeps, tenantId: string): Promise<TriageRuleView[]> {
+  const rows = await deps.db
     .selectFrom('triage_rules')
     .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
     .where('tenant_id', '=', tenantId)
     .where('enabled', '=', true)
     .orderBy('created_at')
+    .orderBy('id')
     .execute();
-  return rows.map((r) => ({ ...r, built_in: false }));
+  return [...rows.map((r) => ({ ...r, built_in: false })), ...builtInRules(deps)];
+}
+
+/** The dedupe window for an alert: the first dedupe rule that matches it (a tenant's before the built-in one). */
+function dedupeWindowMs(deps: TriageDeps, rules: TriageRuleView[], a: NormalizedAlert): number {
+  const rule = rules.find((r) => r.kind === 'dedupe' && ruleMatches(r.match, a));
+  return Number(rule?.action.window_minutes ?? deps.dedupeWindowMinutes) * 60_000;
 }
 
 /** What the caller records with a decision, in the same statement or transaction. */
@@ -205,9 +215,21 @@ export async function decideAlert(
   tenantId: string,
   a: NormalizedAlert,
   book?: Bookkeeping,
+  rules?: TriageRuleView[],
 ): Promise<TriageDecision> {
+  return (await decideOne(deps, tenantId, a, book, rules ?? (await rulesFor(deps, tenantId)))).decision;
+}
+
+/** decideAlert, also answering the span of the event the alert was counted on (for in-batch repeats). */
+async function decideOne(
+  deps: TriageDeps,
+  tenantId: string,
+  a: NormalizedAlert,
+  book: Bookkeeping,
+  rules: TriageRuleView[],
+): Promise<{ decision: TriageDecision; first: number; last: number }> {
   const at = new Date(a.starts_at);
-  const windowMs = deps.dedupeWindowMinutes * 60_000;
+  const windowMs = dedupeWindowMs(deps, rules, a);
   const fast = await repeat(deps.db, tenantId, a, at, windowMs, book);
   if (fast) return fast;
   return deps.db.transaction().execute(async (tx) => {
@@ -215,10 +237,138 @@ export async function decideAlert(
     const again = await repeat(tx, tenantId, a, at, windowMs, book);
     if (again) return again;
     await lock(tx, `${tenantId}:triage`);
-    const decision = await decideNew(deps, tx, tenantId, a, at);
+    const decision = await decideNew(deps, tx, tenantId, a, at, rules);
     await keep(tx, tenantId, book, decision);
-    return decision;
+    return { decision, first: at.getTime(), last: at.getTime() };
   });
+}
+
+/**
+ * Decides a batch of posted alerts in one pass, in order. The rules, and the latest event of each
+ * fingerprint, are read once. A repeat (same fingerprint, within the window of the event's span as this
+ * pass knows it) is counted in memory, and all of those are written at the end in ONE statement that marks
+ * their inbox rows and adds to their events' counts only for rows not marked yet: a worker that dies
+ * before it leaves those rows undecided, and the retry decides them (never twice).
+ */
+export async function decideBatch(
+  deps: TriageDeps,
+  tenantId: string,
+  items: Array<{ inboxId: number; alert: NormalizedAlert }>,
+  known?: { rules?: TriageRuleView[]; latest?: LatestEvent[] },
+): Promise<TriageDecision[]> {
+  if (!items.length) return [];
+  const [rules, latest] = await Promise.all([
+    known?.rules ?? rulesFor(deps, tenantId),
+    known?.latest ?? latestEvents(deps.db, tenantId, [...new Set(items.map((i) => i.alert.fingerprint))]),
+  ]);
+  const seen = new Map<string, { eventId: number; incidentId: string | null; first: number; last: number }>(
+    latest.map((e) => [
+      e.fingerprint,
+      {
+        eventId: Number(e.id),
+        incidentId: e.incident_id,
+        first: new Date(e.first_at).getTime(),
+        last: new Date(e.last_at).getTime(),
+      },
+    ]),
+  );
+  const deferred: DeferredRepeat[] = [];
+  const out: TriageDecision[] = [];
+  for (const { inboxId, alert: a } of items) {
+    const at = new Date(a.starts_at).getTime();
+    const windowMs = dedupeWindowMs(deps, rules, a);
+    const s = seen.get(a.fingerprint);
+    if (s && s.last >= at - windowMs && s.first <= at + windowMs) {
+      s.first = Math.min(s.first, at);
+      s.last = Math.max(s.last, at);
+      deferred.push({ inboxId, eventId: s.eventId, at: new Date(at), status: a.status });
+      out.push({ inbox_id: inboxId, event_id: s.eventId, action: 'deduplicated', incident_id: s.incidentId });
+      continue;
+    }
+    const { decision, first, last } = await decideOne(deps, tenantId, a, { inboxId }, rules);
+    seen.set(a.fingerprint, { eventId: decision.event_id, incidentId: decision.incident_id, first, last });
+    out.push({ ...decision, inbox_id: inboxId });
+  }
+  await countRepeats(deps.db, tenantId, deferred);
+  return out;
+}
+
+export interface LatestEvent {
+  id: string | number;
+  fingerprint: string;
+  incident_id: string | null;
+  first_at: Date;
+  last_at: Date;
+}
+
+/**
+ * The latest event of each fingerprint, in one read: a repeat of it within its window is counted in
+ * memory like an in-batch repeat; one that is not goes the one-by-one way, which re-checks. `fingerprints`
+ * is a list, or the inbox batch whose alerts' fingerprints to take (so the read needs not wait for it).
+ */
+export async function latestEvents(
+  db: Db,
+  tenantId: string,
+  fingerprints: string[] | { batchId: string; inboxIds?: number[] | undefined },
+): Promise<LatestEvent[]> {
+  if (Array.isArray(fingerprints) && !fingerprints.length) return [];
+  const ofBatch = Array.isArray(fingerprints) ? undefined : fingerprints;
+  return db
+    .selectFrom('triage_events')
+    .select(['id', 'fingerprint', 'incident_id', 'first_at', 'last_at'])
+    .distinctOn('fingerprint')
+    .where('tenant_id', '=', tenantId)
+    .where(
+      'fingerprint',
+      'in',
+      ofBatch
+        ? (eb) => {
+            let q = eb
+              .selectFrom('triage_inbox')
+              .select(sql<string>`alert->>'fingerprint'`.as('fingerprint'))
+              .where('tenant_id', '=', tenantId)
+              .where('batch_id', '=', ofBatch.batchId)
+              .where('processed_at', 'is', null);
+            if (ofBatch.inboxIds?.length) q = q.where('id', 'in', ofBatch.inboxIds);
+            return q;
+          }
+        : (fingerprints as string[]),
+    )
+    .orderBy('fingerprint')
+    .orderBy('last_at', 'desc')
+    .execute();
+}
+
+interface DeferredRepeat {
+  inboxId: number;
+  eventId: number;
+  at: Date;
+  status: string;
+}
+
+/** Writes in-batch repeats: marks their inbox rows (those not marked yet) and counts exactly those. */
+async function countRepeats(db: Db, tenantId: string, repeats: DeferredRepeat[]) {
+  for (let i = 0; i < repeats.length; i += 5000) {
+    const chunk = repeats.slice(i, i + 5000);
+    const values = sql.join(
+      chunk.map(
+        (r) => sql`(${r.inboxId}::bigint, ${r.eventId}::bigint, ${r.at}::timestamptz, ${r.status}::text)`,
+      ),
+    );
+    await sql`
+      with x (inbox_id, event_id, at, status) as (values ${values}),
+      b as (
+        update triage_inbox i set event_id = x.event_id, action = 'deduplicated', processed_at = now()
+        from x where i.id = x.inbox_id and i.tenant_id = ${tenantId} and i.processed_at is null
+        returning x.inbox_id, x.event_id, x.at, x.status),
+      g as (
+        select event_id, count(*)::int as n, min(at) as first_at, max(at) as last_at,
+          (array_agg(status order by inbox_id desc))[1] as status
+        from b group by event_id)
+      update triage_events e set count = e.count + g.n, first_at = least(e.first_at, g.first_at),
+        last_at = greatest(e.last_at, g.last_at), status = g.status
+      from g where e.id = g.event_id and e.tenant_id = ${tenantId}`.execute(db);
+  }
 }
 
 /** The repeat of an alert already seen within the window: counted on its event, with the bookkeeping, in one statement. */
@@ -229,14 +379,14 @@ async function repeat(
   at: Date,
   windowMs: number,
   book: Bookkeeping,
-): Promise<TriageDecision | undefined> {
+): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
   const bookkeeping =
     book && 'inboxId' in book
       ? sql`, b as (update triage_inbox set event_id = d.id, action = 'deduplicated', processed_at = now() from d where triage_inbox.id = ${book.inboxId})`
       : book
         ? sql`, b as (insert into triage_refs (tenant_id, ref, event_id) select ${tenantId}, ${book.ref}, d.id from d)`
         : sql``;
-  const rows = await sql<{ id: string; incident_id: string | null }>`
+  const rows = await sql<{ id: string; incident_id: string | null; first_at: Date; last_at: Date }>`
     with d as (
       update triage_events set count = count + 1, last_at = greatest(last_at, ${at}), first_at = least(first_at, ${at}),
         status = ${a.status}
@@ -245,14 +395,26 @@ async function repeat(
         where tenant_id = ${tenantId} and fingerprint = ${a.fingerprint}
           and last_at >= ${new Date(at.getTime() - windowMs)} and first_at <= ${new Date(at.getTime() + windowMs)}
         order by last_at desc limit 1)
-      returning id, incident_id)${bookkeeping}
-    select id, incident_id from d`.execute(db);
+      returning id, incident_id, first_at, last_at)${bookkeeping}
+    select id, incident_id, first_at, last_at from d`.execute(db);
   const row = rows.rows[0];
-  return row ? { event_id: Number(row.id), action: 'deduplicated', incident_id: row.incident_id } : undefined;
+  return row
+    ? {
+        decision: { event_id: Number(row.id), action: 'deduplicated', incident_id: row.incident_id },
+        first: new Date(row.first_at).getTime(),
+        last: new Date(row.last_at).getTime(),
+      }
+    : undefined;
 }
 
-async function decideNew(deps: TriageDeps, tx: Tx, tenantId: string, a: NormalizedAlert, at: Date) {
-  const rules = [...(await tenantRules(tx, tenantId)), ...builtInRules(deps)];
+async function decideNew(
+  deps: TriageDeps,
+  tx: Tx,
+  tenantId: string,
+  a: NormalizedAlert,
+  at: Date,
+  rules: TriageRuleView[],
+) {
   const resource = await matchResource(tx, tenantId, a.resource);
   const arn = resource?.arn ?? null;
   const insertEvent = async (action: TriageAction, incidentId: string | null) =>
@@ -279,8 +441,9 @@ async function decideNew(deps: TriageDeps, tx: Tx, tenantId: string, a: Normaliz
       ).id,
     );
 
+  // The first suppress rule that matches decides: a tenant's {suppress: false} overrides a built-in one.
   const suppress = rules.find((r) => r.kind === 'suppress' && ruleMatches(r.match, a));
-  if (suppress)
+  if (suppress && suppress.action.suppress !== false)
     return {
       event_id: await insertEvent('suppressed', null),
       action: 'suppressed' as const,

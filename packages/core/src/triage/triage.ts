@@ -1,50 +1,145 @@
-import { sql, type Db } from '@opsi/db';
+import { sql, type Db, type TriageAction } from '@opsi/db';
 import { nodesByArn } from '../incidents/incidents';
 import { enqueueDeliveries } from '../integrations/deliveries';
-import { decideAlert, builtInRules, type TriageDeps, type TriageDecision } from './pipeline';
-import { normalizeAlerts, normalizeInventoryAlert } from './normalize';
+import { GroupCommit } from '../group-commit';
+import {
+  decideAlert,
+  decideBatch,
+  builtInRules,
+  latestEvents,
+  rulesFor,
+  type TriageDeps,
+  type TriageDecision,
+} from './pipeline';
+import { normalizeInventoryAlert, type NormalizedAlert } from './normalize';
 
-/**
- * Takes a posted body into the triage inbox: recognised and validated first (a 400 stores nothing), then
- * every alert in one insert under one batch id, which the triage job then decides.
- */
-export async function acceptAlerts(db: Db, tenantId: string, body: unknown) {
-  const alerts = normalizeAlerts(body);
-  const batchId = crypto.randomUUID();
-  await db
-    .insertInto('triage_inbox')
-    .values(alerts.map((a) => ({ tenant_id: tenantId, batch_id: batchId, alert: JSON.stringify(a) })))
-    .execute();
-  return { batchId, accepted: alerts.length };
+/** What one request gets back from triage intake: its alerts' decisions, or pending when not decided in time. */
+export interface AcceptedAlerts {
+  accepted: number;
+  batch_id: string;
+  pending: boolean;
+  events: Array<{ id: number; action: TriageAction; incident_id: string | null }>;
 }
 
-/** The triage job for a posted batch: decides each alert not decided yet, in order (a retry goes on). */
-export async function processAlertBatch(deps: TriageDeps, tenantId: string, batchId: string) {
-  const rows = await deps.db
+export interface TriageIntakeDeps {
+  db: Db;
+  /**
+   * Queues the triage job of a batch (its payload lists the inbox ids) and waits for its result; undefined
+   * when it was not decided in time (or failed and is retrying).
+   */
+  enqueueAndWait(
+    tenantId: string,
+    batchId: string,
+    inboxIds: number[],
+  ): Promise<{ decisions?: TriageDecision[] } | undefined>;
+  /** Most alerts in one batch. */
+  maxItems: number;
+  /** Most batches of one tenant between inbox insert and decision at once. */
+  maxInFlight: number;
+  /**
+   * How long a batch waiting for its decision holds its in-flight slot at most: past it, newer requests
+   * go as a new batch (when the worker is slow or down, requests are not held back behind the wait).
+   */
+  holdMs?: number;
+}
+
+/**
+ * Triage intake with group commit: the alerts of concurrent requests of one tenant go into the inbox as
+ * ONE insert under one batch id, with ONE triage job whose payload lists the inbox ids; the worker decides
+ * the batch in one pass, and each request answers with its own alerts' decisions (matched by inbox id).
+ * Alerts are validated before they are submitted (a 400 stores nothing). Requests coalesce while a batch
+ * of their tenant is in flight, or within one turn of the event loop; an idle tenant waits for nothing.
+ */
+export function createTriageIntake(deps: TriageIntakeDeps) {
+  const group = new GroupCommit<NormalizedAlert, AcceptedAlerts>(
+    async (tenantId, requests, release) => {
+      const all = requests.flat();
+      const batchId = crypto.randomUUID();
+      const inserted = await deps.db
+        .insertInto('triage_inbox')
+        .values(all.map((a) => ({ tenant_id: tenantId, batch_id: batchId, alert: JSON.stringify(a) })))
+        .returning('id')
+        .execute();
+      // Ids come from one sequence in the order of the rows: ascending ids are the alerts' order.
+      const ids = inserted.map((r) => Number(r.id)).sort((x, y) => x - y);
+      const hold = setTimeout(release, deps.holdMs ?? 1000);
+      const result = await deps.enqueueAndWait(tenantId, batchId, ids).finally(() => clearTimeout(hold));
+      let decided: Map<number, TriageDecision> | undefined;
+      if (result) {
+        decided = new Map((result.decisions ?? []).map((d) => [d.inbox_id!, d]));
+        // A retried job's result holds only what its last attempt decided: then read the batch back.
+        if (ids.some((id) => !decided!.has(id)))
+          decided = new Map((await batchDecisions(deps.db, tenantId, batchId)).map((d) => [d.inbox_id!, d]));
+      }
+      let at = 0;
+      return requests.map((r) => {
+        const mine = ids.slice(at, (at += r.length));
+        const decisions = decided ? mine.map((id) => decided.get(id)) : [];
+        const pending = !decided || decisions.some((d) => !d);
+        return {
+          accepted: r.length,
+          batch_id: batchId,
+          pending,
+          events: pending
+            ? []
+            : decisions.map((d) => ({ id: d!.event_id, action: d!.action, incident_id: d!.incident_id })),
+        };
+      });
+    },
+    { maxItems: deps.maxItems, maxInFlight: deps.maxInFlight },
+  );
+  return {
+    group,
+    /** Takes validated alerts of one request into triage; resolves once they are decided (or pending). */
+    submit: (tenantId: string, alerts: NormalizedAlert[]) => group.submit(tenantId, alerts),
+  };
+}
+
+/**
+ * The triage job for a posted batch: decides each alert not decided yet, in order, in one pass (a retry
+ * goes on where the last attempt stopped: each decision is written with its inbox row, atomically).
+ * `inboxIds`, when the job lists them, are the batch's rows; a job that finds all of them undecided knows
+ * no earlier attempt opened an incident, and need not read the batch back.
+ */
+export async function processAlertBatch(
+  deps: TriageDeps,
+  tenantId: string,
+  batchId: string,
+  inboxIds?: number[],
+) {
+  let q = deps.db
     .selectFrom('triage_inbox')
     .select(['id', 'alert'])
     .where('tenant_id', '=', tenantId)
     .where('batch_id', '=', batchId)
-    .where('processed_at', 'is', null)
-    .orderBy('id')
-    .execute();
-  const counts: Record<string, number> = {};
-  const decisions: TriageDecision[] = [];
-  for (const row of rows) {
-    const d = await decideAlert(deps, tenantId, row.alert as never, { inboxId: Number(row.id) });
-    counts[d.action] = (counts[d.action] ?? 0) + 1;
-    decisions.push(d);
-  }
-  // Every incident this batch opened, the ones an earlier try decided included: a job that stopped
-  // between a decision's commit and its deliveries still announces it (once: deliveries are unique).
-  await notifyIncidentsOpened(
+    .where('processed_at', 'is', null);
+  if (inboxIds?.length) q = q.where('id', 'in', inboxIds);
+  // Three reads at once: the batch, the rules, the latest event of each of the batch's fingerprints.
+  const [rows, rules, latest] = await Promise.all([
+    q.orderBy('id').execute(),
+    rulesFor(deps, tenantId),
+    latestEvents(deps.db, tenantId, { batchId, inboxIds }),
+  ]);
+  const decisions = await decideBatch(
     deps,
     tenantId,
-    (await batchDecisions(deps.db, tenantId, batchId)).flatMap((d) =>
-      d.action === 'incident_opened' && d.incident_id ? [d.incident_id] : [],
-    ),
+    rows.map((r) => ({ inboxId: Number(r.id), alert: r.alert as unknown as NormalizedAlert })),
+    { rules, latest },
   );
-  // The job's result carries the decisions, so the API that waits on it need not read them back.
+  const counts: Record<string, number> = {};
+  for (const d of decisions) counts[d.action] = (counts[d.action] ?? 0) + 1;
+  // Every incident this batch opened, the ones an earlier try decided included: a job that stopped
+  // between a decision's commit and its deliveries still announces it (once: deliveries are unique).
+  if (deps.notify) {
+    const firstTry = inboxIds !== undefined && rows.length === inboxIds.length;
+    const all = firstTry ? decisions : await batchDecisions(deps.db, tenantId, batchId);
+    await notifyIncidentsOpened(
+      deps,
+      tenantId,
+      all.flatMap((d) => (d.action === 'incident_opened' && d.incident_id ? [d.incident_id] : [])),
+    );
+  }
+  // The job's result carries the decisions (with their inbox ids), so the API need not read them back.
   return { batch_id: batchId, decided: rows.length, counts, decisions };
 }
 
@@ -84,13 +179,14 @@ export async function batchDecisions(db: Db, tenantId: string, batchId: string):
   const rows = await db
     .selectFrom('triage_inbox as b')
     .leftJoin('triage_events as e', 'e.id', 'b.event_id')
-    .select(['b.event_id', 'b.action', 'e.incident_id'])
+    .select(['b.id', 'b.event_id', 'b.action', 'e.incident_id'])
     .where('b.tenant_id', '=', tenantId)
     .where('b.batch_id', '=', batchId)
     .where('b.processed_at', 'is not', null)
     .orderBy('b.id')
     .execute();
   return rows.map((r) => ({
+    inbox_id: Number(r.id),
     event_id: Number(r.event_id),
     action: r.action!,
     incident_id: r.incident_id ?? null,
@@ -123,8 +219,15 @@ export async function triageInventoryAlerts(deps: TriageDeps, tenantId: string) 
     .execute();
   const counts: Record<string, number> = {};
   const opened: string[] = [];
+  const rules = events.length ? await rulesFor(deps, tenantId) : [];
   for (const e of events) {
-    const d = await decideAlert(deps, tenantId, normalizeInventoryAlert(e), { ref: `inventory:${e.id}` });
+    const d = await decideAlert(
+      deps,
+      tenantId,
+      normalizeInventoryAlert(e),
+      { ref: `inventory:${e.id}` },
+      rules,
+    );
     counts[d.action] = (counts[d.action] ?? 0) + 1;
     if (d.action === 'incident_opened' && d.incident_id) opened.push(d.incident_id);
   }
