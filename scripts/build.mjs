@@ -5,7 +5,7 @@
 // every third-party package external, loaded from node_modules as before. Each output sits one level
 // under its package, like its source, so paths relative to `import.meta.url` (a package's own
 // package.json, the docs) resolve the same from both. Plain JavaScript: no tsx needed to run it.
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -41,7 +41,7 @@ function newestInput() {
       const path = join(dir, e.name);
       if (e.isDirectory()) {
         if (e.name !== 'node_modules' && e.name !== 'dist') visit(path);
-      } else if (/\.(ts|json)$/.test(e.name) && !/\.test\.ts$/.test(e.name)) {
+      } else if (/\.(ts|json|css)$/.test(e.name) && !/\.test\.ts$/.test(e.name)) {
         newest = Math.max(newest, statSync(path).mtimeMs);
       }
     }
@@ -59,10 +59,34 @@ function newestInput() {
   return newest;
 }
 
+/** The web console's browser bundle (apps/api/src/console/bundle.ts serves it in production). */
+const CONSOLE_OUT = 'apps/api/dist/console';
+
+/**
+ * The console bundle's esbuild options: the same as consoleBuildOptions in apps/api/src/console/bundle.ts,
+ * which bundles in memory in development (a unit test keeps the two equal; this file is plain JavaScript
+ * and cannot import TypeScript).
+ */
+export function consoleOptions(outdir) {
+  return {
+    entryPoints: { console: join(ROOT, 'apps/api/src/console/client/main.ts') },
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    target: ['chrome100', 'firefox100', 'safari15'],
+    minify: true,
+    sourcemap: false,
+    entryNames: '[name]-[hash]',
+    chunkNames: 'chunk-[hash]',
+    logLevel: 'warning',
+  };
+}
+
 /** True when every output exists and is newer than every input. */
 export function isBuildFresh() {
   let oldest = Infinity;
-  for (const output of Object.values(ENTRIES)) {
+  for (const output of [...Object.values(ENTRIES), CONSOLE_OUT]) {
     try {
       oldest = Math.min(oldest, statSync(join(ROOT, output)).mtimeMs);
     } catch {
@@ -84,8 +108,18 @@ export async function build() {
       );
     },
   };
-  await Promise.all(
-    Object.entries(ENTRIES).map(([entry, output]) =>
+  // The console: content-hashed files, so the directory is emptied of an older build's first; its
+  // directory's mtime marks the build as fresh (above).
+  const consoleBuild = async () => {
+    const out = join(ROOT, CONSOLE_OUT);
+    rmSync(out, { recursive: true, force: true });
+    await esbuild.build({ absWorkingDir: ROOT, ...consoleOptions(out) });
+    const now = new Date();
+    utimesSync(out, now, now);
+  };
+  await Promise.all([
+    consoleBuild(),
+    ...Object.entries(ENTRIES).map(([entry, output]) =>
       esbuild.build({
         absWorkingDir: ROOT,
         entryPoints: [entry],
@@ -101,7 +135,7 @@ export async function build() {
         plugins: [thirdPartyExternal],
       }),
     ),
-  );
+  ]);
 }
 
 /** Builds unless the outputs are fresh; answers whether it built. */

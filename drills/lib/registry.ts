@@ -13,4 +13,5 @@ export const DRILLS: Array<{ name: string; load: () => Promise<{ drill: Drill }>
   { name: 'revocation', load: () => import('../revocation') },
   { name: 'budget', load: () => import('../budget') },
   { name: 'audit', load: () => import('../audit') },
+  { name: 'fairness', load: () => import('../fairness') },
 ];

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
+import { createTenantWithUser, loginOverHttp } from '../support/index';
 import { childEnv, REPO_ROOT, startService, type ServiceProcess } from '../support/processes';
 
 // Production runs compiled JavaScript (`npm run build`, scripts/build.mjs), not tsx: each process's
@@ -84,6 +85,26 @@ describe('compiled JavaScript', { timeout: 300_000 }, () => {
     const docAssets = [...(await docs.text()).matchAll(/(?:href|src)="(\/docs\/assets\/[^"]+)"/g)];
     expect(docAssets.length).toBeGreaterThan(0);
     for (const [, path] of docAssets) expect((await fetch(`${api.url}${path}`)).status, path).toBe(200);
+    // The console: the page names the files `npm run build` wrote under apps/api/dist/console, and the
+    // bundle serves exactly those (no bundling at run time in production).
+    const member = await createTenantWithUser({ db: database.db });
+    const { cookie } = await loginOverHttp(api.url, member.user.email, member.password);
+    const page = await fetch(`${api.url}/`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    const files = [...(await page.text()).matchAll(/(?:href|src)="\/assets\/console\/([^"]+)"/g)].map(
+      (m) => m[1]!,
+    );
+    expect(files.length).toBe(2);
+    for (const file of files) {
+      const res = await fetch(`${api.url}/assets/console/${file}`);
+      expect(res.status, file).toBe(200);
+      expect(
+        Buffer.from(await res.arrayBuffer()).equals(
+          await readFile(join(REPO_ROOT, 'apps/api/dist/console', file)),
+        ),
+        file,
+      ).toBe(true);
+    }
   });
 
   it('npm start in production (embedded) runs the standalone bundle', async () => {

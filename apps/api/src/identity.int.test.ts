@@ -492,7 +492,7 @@ describe('browser session', () => {
     expect(ok.status).toBe(303);
     expect(ok.headers.get('location')).toBe('/settings/tokens');
     const offsite = await form(a.user.email, a.password, '//evil.example.com');
-    expect(offsite.headers.get('location')).toBe('/settings/tokens');
+    expect(offsite.headers.get('location')).toBe('/');
     const bad = await form(a.user.email, 'wrong-pass', '/settings/tokens');
     expect(bad.status).toBe(303);
     expect(bad.headers.get('location')).toMatch(/^\/login\?error=1/);

@@ -62,7 +62,9 @@ export function createApiRuntime(config: Config, redisUrl: string, logger: Logge
       })();
       return triageEvents;
     },
-    producer: new JobProducer(producerConnection, config.REDIS_PREFIX),
+    producer: new JobProducer(producerConnection, config.REDIS_PREFIX, {
+      tenantBacklogMax: config.QUEUE_TENANT_BACKLOG_MAX,
+    }),
     log,
     hub: new RunStreamHub(log, blocking, redis, config.REDIS_PREFIX, logger),
     budget: new AgentBudget(redis, config.REDIS_PREFIX),

@@ -1,3 +1,4 @@
+import { consoleAssets } from './console/bundle';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from './app';
@@ -13,6 +14,13 @@ export interface RunningApi {
 /** Starts the HTTP server on HOST:PORT (PORT 0 picks a free port). */
 export async function startApi(deps: ApiDeps): Promise<RunningApi> {
   const app = await createApp(deps);
+  // The console's browser bundle is made once per process; a service (not a test) makes it now, so the
+  // first page load does not wait for it. A failure is logged and tried again by the first request.
+  if (deps.config.NODE_ENV !== 'test') {
+    consoleAssets(deps.config.NODE_ENV === 'production').catch((e: unknown) =>
+      deps.logger.error({ err: e }, 'console bundle failed'),
+    );
+  }
   const server = createServer(app.callback());
   // Load balancers keep idle connections ~60 s; outlive them so they never reuse a closed socket.
   server.keepAliveTimeout = 65_000;

@@ -79,7 +79,13 @@ export const EnvSchema = z.object({
   /** Triage: an alert joins an open incident on the same or a connected resource alerted within this window. */
   TRIAGE_CORRELATION_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(120),
   /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
-  TRIAGE_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  TRIAGE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(10_000),
+  /**
+   * Backpressure: how many jobs of one tenant may wait in one queue (agent turns, scans, triage batches)
+   * before a request that would add one answers 503 with Retry-After. Protects the service's Redis, not a
+   * quota (the agent budget is the only rate limit). 0: no bound. 5,000 waiting turns take about 6 MB.
+   */
+  QUEUE_TENANT_BACKLOG_MAX: z.coerce.number().int().min(0).max(1_000_000).default(5_000),
   /**
    * Triage intake group commit: concurrent POST /api/v1/triage/alerts of one tenant go into the inbox as
    * one insert and one job of at most this many alerts, with at most TRIAGE_BATCH_IN_FLIGHT such

@@ -51,8 +51,8 @@ export class TooManyRequests extends AppError {
   }
 }
 export class ServiceUnavailable extends AppError {
-  constructor(detail: string) {
-    super(503, detail);
+  constructor(detail: string, retryAfterSeconds?: number) {
+    super(503, detail, retryAfterSeconds ? { 'Retry-After': String(Math.ceil(retryAfterSeconds)) } : {});
   }
 }
 

@@ -1,5 +1,6 @@
 export * from './queues';
 export * from './producer';
+export * from './fairness';
 export * from './worker-factory';
 export * from './run-log';
 export * from './run-hub';

@@ -1,16 +1,41 @@
 import { Queue, type JobsOptions } from 'bullmq';
 import type { Redis } from 'ioredis';
+import { fairSlot } from './fairness';
 import { bullPrefix, jobDefinition, type JobName, type JobPayload, type QueueName } from './queues';
 
-/** The typed producer: validates a payload against its declared schema before it is enqueued. */
+export interface ProducerOptions {
+  /**
+   * How many jobs of one tenant may wait in one queue before `admit` (or an enqueue with `admit`)
+   * refuses with BacklogFull (QUEUE_TENANT_BACKLOG_MAX). 0: no bound.
+   */
+  tenantBacklogMax?: number;
+}
+
+export type EnqueueOptions = Pick<
+  JobsOptions,
+  'jobId' | 'delay' | 'priority' | 'deduplication' | 'attempts' | 'backoff'
+> & {
+  /** Refuse with BacklogFull when the tenant's backlog on this queue is at its bound (a request's job). */
+  admit?: boolean;
+};
+
+/**
+ * The typed producer: validates a payload against its declared schema before it is enqueued, and queues
+ * every tenant's jobs fairly (fairness.ts): a job of a payload with a tenant_id gets the priority that
+ * puts it in round-robin order with the other tenants' waiting jobs.
+ */
 export class JobProducer {
   private readonly queues = new Map<QueueName, Queue>();
+  readonly tenantBacklogMax: number;
 
   /** `connection` should have the producer role: no offline queue, so enqueue fails fast when Redis is down. */
   constructor(
     private readonly connection: Redis,
     private readonly redisPrefix: string,
-  ) {}
+    options: ProducerOptions = {},
+  ) {
+    this.tenantBacklogMax = options.tenantBacklogMax ?? 0;
+  }
 
   queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
@@ -26,15 +51,38 @@ export class JobProducer {
     queue: Q,
     job: J,
     payload: JobPayload<Q, J>,
-    options: Pick<
-      JobsOptions,
-      'jobId' | 'delay' | 'priority' | 'deduplication' | 'attempts' | 'backoff'
-    > = {},
+    options: EnqueueOptions = {},
   ) {
     const definition = jobDefinition(queue, job);
     if (!definition) throw new Error(`queue ${queue} declares no job ${job}`);
-    const data = definition.schema.parse(payload);
-    return this.queue(queue).add(job, data, { ...definition.options, ...options });
+    const data = definition.schema.parse(payload) as { tenant_id?: unknown };
+    const { admit, ...jobOptions } = options;
+    const q = this.queue(queue);
+    if (jobOptions.priority === undefined && typeof data.tenant_id === 'string') {
+      const limit = admit ? this.tenantBacklogMax : 0;
+      jobOptions.priority = (await fairSlot(this.connection, q, data.tenant_id, limit)).priority;
+    }
+    return q.add(job, data, { ...definition.options, ...jobOptions });
+  }
+
+  /**
+   * Admits a job of `tenantId` to `queue` before anything is written for the request: refuses with
+   * BacklogFull when the tenant already has QUEUE_TENANT_BACKLOG_MAX jobs waiting there, and otherwise
+   * reserves the job's fair place. Pass the answer to enqueue as `{ priority }`. A reservation that is
+   * never used costs nothing but one place.
+   */
+  async admit(queue: QueueName, tenantId: string): Promise<{ priority: number }> {
+    const slot = await fairSlot(this.connection, this.queue(queue), tenantId, this.tenantBacklogMax);
+    return { priority: slot.priority };
+  }
+
+  /**
+   * Refuses with BacklogFull when `tenantId` already has its bound of jobs waiting in `queue`, and
+   * writes nothing: for a request whose job is enqueued later with others' (a coalesced batch).
+   */
+  async checkBacklog(queue: QueueName, tenantId: string): Promise<void> {
+    if (this.tenantBacklogMax > 0)
+      await fairSlot(this.connection, this.queue(queue), tenantId, this.tenantBacklogMax, 'check');
   }
 
   /**

@@ -67,6 +67,16 @@ async function sessionAuth(
 }
 
 /**
+ * A viewer reads only: the same rule as its tokens (a viewer mints read tokens only, and a read token
+ * changes nothing), applied to its browser session on routes that change state.
+ */
+export function assertSessionMayWrite(ctx: Context, auth: Extract<Auth, { kind: 'session' }>): void {
+  if (auth.user.role === 'viewer' && !SAFE_METHODS.has(ctx.method)) {
+    throw new Forbidden('A viewer can read but not change anything.');
+  }
+}
+
+/**
  * Resolves the caller for a route's declared access. Missing, malformed, unknown, expired or revoked
  * credentials are a 401 everywhere but `none` routes; never a fall-through to anonymous.
  */
@@ -100,6 +110,7 @@ export async function authenticate(
       if (secret !== undefined) return tokenAuth(ctx, deps, secret, true);
       const auth = await sessionAuth(ctx, deps);
       if (!auth) throw new Unauthorized();
+      assertSessionMayWrite(ctx, auth);
       return auth;
     }
     case 'page': {

@@ -1,6 +1,7 @@
 import type { Context, Next } from 'koa';
 import { ZodError } from 'zod';
 import { AppError, PaymentRequired, ServiceUnavailable } from '@opsi/core';
+import { BacklogFull, isRedisOutOfMemory } from '@opsi/jobs';
 import { drainRequest } from './drain';
 
 /** Names the failing fields of a zod error in one readable line. */
@@ -49,6 +50,9 @@ const PG_OUTAGE_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
 const REDIS_OUTAGE_MESSAGES =
   /^(Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|LOADING )/;
+
+/** Retry-After (seconds) of a 503 for a full tenant backlog or a Redis at maxmemory. */
+export const QUEUE_FULL_RETRY_AFTER = 10;
 
 const OUTAGE_NAMES = {
   database: 'The database is',
@@ -114,6 +118,18 @@ export async function errorMiddleware(ctx: Context, next: Next) {
             ? `Request body too large (limit ${limit} bytes).`
             : (CLIENT_ERROR_DETAILS[error.type ?? ''] ?? (error.expose ? error.message : 'Bad request.')),
       };
+    } else if (raw instanceof BacklogFull || isRedisOutOfMemory(raw)) {
+      // Backpressure, not a quota: the tenant's queue is at QUEUE_TENANT_BACKLOG_MAX, or Redis refuses
+      // writes at maxmemory (noeviction). Nothing was enqueued; the same request may succeed later.
+      status = 503;
+      body = {
+        detail:
+          raw instanceof BacklogFull
+            ? `Too much work of this tenant is waiting (${raw.backlog} jobs in the ${raw.queue} queue); retry shortly.`
+            : 'The job queue is out of memory; retry shortly.',
+      };
+      ctx.set('Retry-After', String(QUEUE_FULL_RETRY_AFTER));
+      (ctx.state.log ?? console).warn({ err: raw }, 'queue full');
     } else if (dependencyOutage(raw)) {
       status = 503;
       body = { detail: `${OUTAGE_NAMES[dependencyOutage(raw)!]} unavailable; retry shortly.` };

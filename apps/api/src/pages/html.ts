@@ -38,6 +38,12 @@ export interface LayoutOptions {
   user?: { email: string; tenant: string } | undefined;
   csrf?: string | undefined;
   scripts?: string[];
+  /** ES module scripts (the console bundle). */
+  modules?: string[];
+  /** Stylesheets besides app.css. */
+  styles?: string[];
+  /** A page that uses the full width of the screen (the console) instead of a reading column. */
+  wide?: boolean;
   body: Html;
 }
 
@@ -55,7 +61,9 @@ export function layout(o: LayoutOptions): string {
         <title>${o.title} · opsi</title>
         <link rel="icon" href="data:," />
         <link rel="stylesheet" href="/assets/app.css" />
+        ${(o.styles ?? []).map((s) => html`<link rel="stylesheet" href="${s}" />`)}
         ${(o.scripts ?? []).map((s) => html`<script src="${s}" defer></script>`)}
+        ${(o.modules ?? []).map((s) => html`<script type="module" src="${s}"></script>`)}
       </head>
       <body>
         <header class="bar">
@@ -64,13 +72,14 @@ export function layout(o: LayoutOptions): string {
             o.user
               ? html`<nav>
                   <span class="who">${o.user.email} · ${o.user.tenant}</span>
+                  <a href="/">Console</a>
                   <a href="/settings/tokens">API tokens</a>
                   <button type="button" id="logout" class="link">Sign out</button>
                 </nav>`
               : ''
           }
         </header>
-        <main>${o.body}</main>
+        <main class="${o.wide ? 'wide' : ''}">${o.body}</main>
       </body>
     </html>`.value;
 }

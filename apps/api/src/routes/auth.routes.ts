@@ -7,7 +7,7 @@ import { tenantView, userView } from './views';
 
 /** Only same-site relative paths may be redirect targets. */
 export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : '/settings/tokens';
+  return typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : '/';
 }
 
 function setSessionCookie(ctx: Context, value: string, expires: Date) {

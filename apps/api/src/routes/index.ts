@@ -2,6 +2,7 @@ import type { RouteSpec } from '../http/route';
 import { agentRoutes } from './agent.routes';
 import { authRoutes } from './auth.routes';
 import { ciRoutes } from './ci.routes';
+import { consoleRoutes, mirrorForConsole } from './console.routes';
 import { cliLoginRoutes } from './cli-login.routes';
 import { docsRoutes } from './docs.routes';
 import { graphRoutes } from './graph.routes';
@@ -16,8 +17,8 @@ import { sessionRoutes } from './sessions.routes';
 import { tokenRoutes } from './tokens.routes';
 import { triageRoutes } from './triage.routes';
 
-/** Every API and page route; operational routes are added by the app (they need its metrics). */
-export const routes: RouteSpec[] = [
+/** Operational routes are added by the app (they need its metrics). */
+const apiAndPageRoutes: RouteSpec[] = [
   ...serviceRoutes,
   ...tokenRoutes,
   ...organizationRoutes,
@@ -34,4 +35,11 @@ export const routes: RouteSpec[] = [
   ...pageRoutes,
   ...cliLoginRoutes,
   ...docsRoutes,
+];
+
+/** Every API and page route, and the web console's (its page, assets and session twins of /api/v1 routes). */
+export const routes: RouteSpec[] = [
+  ...apiAndPageRoutes,
+  ...consoleRoutes,
+  ...mirrorForConsole(apiAndPageRoutes),
 ];

@@ -129,15 +129,6 @@ function loginPage(next: string, failed: boolean): string {
   });
 }
 
-export const getRoot = defineRoute({
-  method: 'GET',
-  path: '/',
-  auth: 'none',
-  internal: true,
-  summary: 'Start page',
-  handler: () => reply(302, undefined, { Location: '/settings/tokens' }),
-});
-
 export const getLoginPage = defineRoute({
   method: 'GET',
   path: '/login',
@@ -198,7 +189,6 @@ const asset = (path: string, type: string, body: string) =>
   });
 
 export const pageRoutes = [
-  getRoot,
   getLoginPage,
   getTokensPage,
   getTokensTable,

@@ -124,6 +124,8 @@ export const postTriageAlerts = defineRoute({
   handler: async ({ deps, auth, body }) => {
     // Validated here (a 400 stores nothing); then coalesced with concurrent requests of the tenant.
     const alerts = normalizeAlerts(body);
+    // Backpressure before anything is stored: 503 when the tenant's triage backlog is at its bound.
+    await deps.runs.producer.checkBacklog('triage', auth.tenant.id);
     return reply(202, await intake(deps).submit(auth.tenant.id, alerts));
   },
 });

@@ -47,11 +47,15 @@ export function cancelChannel(redisPrefix: string) {
 }
 
 /**
- * Validates an agent turn, spends one unit of the caller's daily budget, records the run and its prompt,
- * and enqueues it. Every refusal (400, 404, 429) happens before anything is written or spent.
+ * Validates an agent turn, spends one unit of the caller's daily budget, admits it to the agent queue
+ * (its fair place among the tenants' waiting turns; BacklogFull, a 503, when the tenant's backlog is at
+ * its bound, which gives the unit back), records the run and its prompt, and enqueues it. Every refusal
+ * (400, 404, 429, 503 for a full backlog) happens before anything is written or spent.
  */
 export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunInput) {
-  if (auth.kind !== 'token') throw new BadRequest('Agent runs take a bearer token.');
+  // A token's budget is its own; a browser session (the console) spends its user's, per user and day.
+  const budgetKey = auth.kind === 'token' ? auth.token.id : `user:${auth.user.id}`;
+  const tokenId = auth.kind === 'token' ? auth.token.id : null;
   if (input.selectedTools?.length) {
     const known = new Set(availableTools(auth.tenant).map((t) => t.name));
     const unknown = input.selectedTools.filter((t) => !known.has(t));
@@ -67,12 +71,20 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       .executeTakeFirst();
     if (existing && existing.tenant_id !== auth.tenant.id) throw new NotFound('No such session.');
   }
-  const decision = await deps.budget.spend(auth.token.id, auth.tenant.daily_agent_budget);
+  const decision = await deps.budget.spend(budgetKey, auth.tenant.daily_agent_budget);
   if (!decision.ok) {
     throw new TooManyRequests(
-      `Daily agent budget of ${auth.tenant.daily_agent_budget} runs for this token is used up; it renews at 00:00 UTC.`,
+      `Daily agent budget of ${auth.tenant.daily_agent_budget} runs for this ${auth.kind === 'token' ? 'token' : 'user'} is used up; it renews at 00:00 UTC.`,
       decision.retryAfterSeconds,
     );
+  }
+  let place: { priority: number };
+  try {
+    // After the budget, so a refused request (429) takes no place in the queue.
+    place = await deps.producer.admit('agent', auth.tenant.id);
+  } catch (e) {
+    await deps.budget.refund(budgetKey).catch(() => undefined);
+    throw e;
   }
   let run: { id: string; session_id: string };
   try {
@@ -90,7 +102,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
         returning id
       ), r as (
         insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools, incident_id, purpose)
-        select ${auth.tenant.id}, s.id, ${auth.token.id}, ${input.prompt}, ${input.selectedTools ?? null}::text[],
+        select ${auth.tenant.id}, s.id, ${tokenId}::uuid, ${input.prompt}, ${input.selectedTools ?? null}::text[],
           ${incidentId}::uuid, ${input.purpose ?? null} from s
         returning id, session_id
       ), m as (
@@ -103,7 +115,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
     if (!row) throw new NotFound('No such session.');
     run = row;
   } catch (e) {
-    await deps.budget.refund(auth.token.id).catch(() => undefined);
+    await deps.budget.refund(budgetKey).catch(() => undefined);
     throw e;
   }
   try {
@@ -112,10 +124,10 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       'agent',
       'turn',
       { run_id: run.id, tenant_id: auth.tenant.id },
-      { jobId: run.id },
+      { jobId: run.id, priority: place.priority },
     );
   } catch (e) {
-    await deps.budget.refund(auth.token.id).catch(() => undefined);
+    await deps.budget.refund(budgetKey).catch(() => undefined);
     const terminal = await deps.log
       .append(run.id, 'run.failed', { detail: 'The run could not be queued.' })
       .catch(() => null);
@@ -130,7 +142,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
         detail: 'The run could not be queued.',
       },
     );
-    throw new ServiceUnavailable(`The agent queue is unavailable: ${(e as Error).message}`);
+    throw new ServiceUnavailable(`The agent queue is unavailable: ${(e as Error).message}`, 10);
   }
   return { runId: run.id, sessionId: run.session_id };
 }

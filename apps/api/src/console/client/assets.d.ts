@@ -1,0 +1,2 @@
+// esbuild bundles the stylesheets the console's modules import.
+declare module '*.css';

@@ -1,0 +1,154 @@
+/// <reference lib="dom" />
+import { get } from '../api';
+import { card, empty, h, pill, when } from '../dom';
+import { act, errorSlot, type Page } from '../ctx';
+import type { AuditListT, TeamT, TenantToolsT } from '../types';
+
+export const settingsPage: Page = async (ctx, el) => {
+  const [team, tools, audit] = await Promise.all([
+    get<TeamT>('/console/api/team'),
+    get<TenantToolsT>('/console/api/marketplace/tenant/tools'),
+    get<AuditListT>('/console/api/audit?limit=50'),
+  ]);
+  const verifySlot = errorSlot();
+  const verdict = h('p', { role: 'status', 'data-audit-verify': '' });
+  const verify = h(
+    'button',
+    { type: 'button', class: 'secondary', 'data-check': 'verify-audit' },
+    'Verify the chain',
+  );
+  verify.addEventListener('click', () =>
+    act(verify, verifySlot, async () => {
+      const v = await get<{ valid: boolean; checked: number; first_invalid_id: string | null }>(
+        '/console/api/audit/verify',
+      );
+      verdict.className = v.valid ? 'ok-note' : 'error';
+      verdict.dataset.valid = String(v.valid);
+      verdict.textContent = v.valid
+        ? `Valid: ${v.checked} entries checked, every hash chains to the one before.`
+        : `Broken at entry ${v.first_invalid_id} (${v.checked} checked).`;
+    }),
+  );
+  el.append(
+    h('h1', {}, 'Settings'),
+    card(
+      'API tokens',
+      h('p', {}, 'Tokens let the CLI, CI and scripts call the API as you. '),
+      h('a', { href: '/settings/tokens', class: 'button-link' }, 'Manage your API tokens'),
+    ),
+    card(
+      'Team',
+      h(
+        'table',
+        { class: 'table', 'data-table': 'team' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            ['Name', 'Email', 'Role', 'Since'].map((t) => h('th', {}, t)),
+          ),
+        ),
+        h(
+          'tbody',
+          {},
+          team.members.map((m) =>
+            h(
+              'tr',
+              {},
+              h('td', {}, m.name),
+              h('td', {}, m.email),
+              h('td', {}, pill(m.role, 'info')),
+              h('td', {}, when(m.created_at)),
+            ),
+          ),
+        ),
+      ),
+      h(
+        'p',
+        { class: 'note' },
+        `You are ${ctx.email} (${ctx.role}). Members are added by the operator: npm run admin -- user create --tenant ${ctx.tenant} …`,
+      ),
+    ),
+    card(
+      'Integrations',
+      tools.tools.length
+        ? h(
+            'table',
+            { class: 'table', 'data-table': 'integrations' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['Name', 'Category', 'Status', 'Installed'].map((t) => h('th', {}, t)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              tools.tools
+                .filter((t) => t.kind !== 'agent_tool')
+                .map((t) =>
+                  h(
+                    'tr',
+                    {},
+                    h('td', {}, t.name),
+                    h('td', {}, t.category),
+                    h(
+                      'td',
+                      {},
+                      pill(t.status, t.status === 'connected' || t.status === 'active' ? 'resolved' : 'info'),
+                    ),
+                    h('td', {}, when(t.installed_at)),
+                  ),
+                ),
+            ),
+          )
+        : empty('Nothing connected: connect an environment with npm run admin -- env connect.'),
+      h(
+        'p',
+        { class: 'note' },
+        `${tools.tools.filter((t) => t.kind === 'agent_tool').length} agent tools built in.`,
+      ),
+    ),
+    card(
+      'Audit log',
+      h('div', { class: 'actions' }, verify, verdict),
+      verifySlot,
+      audit.entries.length
+        ? h(
+            'table',
+            { class: 'table compact', 'data-table': 'audit' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ['#', 'When', 'Actor', 'Action', 'Target', 'Hash'].map((t) => h('th', {}, t)),
+              ),
+            ),
+            h(
+              'tbody',
+              {},
+              audit.entries.map((a) =>
+                h(
+                  'tr',
+                  {},
+                  h('td', {}, String(a.seq)),
+                  h('td', {}, when(a.at)),
+                  h('td', {}, a.actor?.email ?? a.actor?.type ?? ''),
+                  h('td', {}, h('code', {}, a.action)),
+                  h('td', {}, a.target_type),
+                  h('td', { class: 'mono note' }, String(a.hash).slice(0, 12) + '…'),
+                ),
+              ),
+            ),
+          )
+        : empty('No audited action yet.'),
+    ),
+  );
+};
