@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drillsUnavailable, until } from '../support/drills';
-import { followRun, isAlive, script, startStack, type FollowedRun, type Stack } from './stack';
+import { followRun, isAlive, script, startStack, type FollowedRun, type Stack } from '../support/stack';
 
 // Drill: Postgres goes away and comes back while the API, the worker and the scheduler are busy (and
 // `npm start`'s single process beside them).

@@ -1,6 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { drillsUnavailable, until } from '../support/drills';
-import { followRun, isAlive, lossIsVisible, script, startStack, type FollowedRun, type Stack } from './stack';
+import {
+  followRun,
+  isAlive,
+  lossIsVisible,
+  script,
+  startStack,
+  type FollowedRun,
+  type Stack,
+} from '../support/stack';
 
 // Drill: Redis, run without persistence, is killed and started again while runs stream. It comes
 // back empty: run streams, queued jobs and budgets are gone. Expected: no process exits; /ask,

@@ -26,7 +26,12 @@ export function drillsUnavailable(): string | undefined {
 async function asPostgresUser(command: string, args: string[]) {
   const root = process.getuid?.() === 0;
   const [file, argv] = root ? ['runuser', ['-u', 'postgres', '--', command, ...args]] : [command, args];
-  return run(file, argv, { timeout: 60_000 });
+  // pg_ctl daemonizes the server (its parent becomes init): without this, a server started from a
+  // process marked as a test service would look like an orphaned one, and any test run's teardown on
+  // the machine would SIGKILL it mid-drill (vitest.global-setup.ts).
+  const env = { ...process.env };
+  delete env.OPSI_TEST_SERVICE;
+  return run(file, argv, { timeout: 60_000, env });
 }
 
 export interface DrillPostgres {
@@ -68,20 +73,31 @@ export async function startDrillPostgres(): Promise<DrillPostgres> {
 
 export interface DrillRedis {
   url: string;
-  /** Kills the server; with no persistence, everything it held is gone. */
+  /** Kills the server (SIGKILL); with no persistence, everything it held is gone. */
   kill(): Promise<void>;
   start(): Promise<void>;
+  /**
+   * Turns the append-only file on (appendfsync always: every write is on disk before its reply) or
+   * off, on the running server and for later starts. With it on, a killed server comes back with
+   * everything it had acknowledged.
+   */
+  setAof(on: boolean): Promise<void>;
   destroy(): Promise<void>;
 }
 
-/** A throwaway redis-server on a free port, without persistence (no RDB, no AOF). */
-export async function startDrillRedis(): Promise<DrillRedis> {
+/** A throwaway redis-server on a free port, without persistence (no RDB, no AOF) unless `aof`. */
+export async function startDrillRedis(opts: { aof?: boolean } = {}): Promise<DrillRedis> {
   const port = await freePort();
+  const dir = mkdtempSync(join(tmpdir(), 'opsi-drill-redis-'));
+  let aof = opts.aof ?? false;
   let child: ChildProcess | undefined;
   const start = async () => {
     child = spawn(
       REDIS_SERVER,
-      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      [
+        ...['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir],
+        ...['--appendonly', aof ? 'yes' : 'no', '--appendfsync', 'always'],
+      ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let output = '';
@@ -98,8 +114,35 @@ export async function startDrillRedis(): Promise<DrillRedis> {
     child.kill('SIGKILL');
     await exited;
   };
+  const url = `redis://127.0.0.1:${port}`;
+  const setAof = async (on: boolean) => {
+    const { createRedis } = await import('@opsi/redis');
+    const client = createRedis(url, 'command');
+    try {
+      await client.config('SET', 'appendonly', on ? 'yes' : 'no');
+      // Turning it on writes the file from the dataset in the background: wait until it is written.
+      for (let i = 0; on; i++) {
+        const info = await client.info('persistence');
+        if (/aof_rewrite_in_progress:0/.test(info) && /aof_rewrite_scheduled:0/.test(info)) break;
+        if (i > 600) throw new Error('Redis AOF rewrite did not finish');
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      aof = on;
+    } finally {
+      client.disconnect();
+    }
+  };
   await start();
-  return { url: `redis://127.0.0.1:${port}`, kill, start, destroy: kill };
+  return {
+    url,
+    kill,
+    start,
+    setAof,
+    async destroy() {
+      await kill();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
 }
 
 /** Polls `probe` until it answers something other than undefined; throws past the bound. */

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setDailyAgentBudget } from '@opsi/core';
+import { RUN_FAILED_UNAVAILABLE, setDailyAgentBudget, sweepRuns } from '@opsi/core';
+import { RunEventLog } from '@opsi/jobs';
 import {
   call,
   createTenantWithUser,
@@ -108,6 +109,38 @@ describe('POST /api/v1/ask', () => {
     });
     expect(res.status).toBe(502);
     expect(res.body).toEqual({ detail: 'The agent run failed: model exploded' });
+  });
+
+  // Found by `npm run drills` (restarts): during a Postgres restart /ask answered 502 for a run whose
+  // attempts all failed for want of the database. That is the service unavailable, not the agent.
+  it('a run that failed because the database or Redis was unreachable answers 503 {detail} with Retry-After', async () => {
+    const prompt = script([{ sleep: 1500 }, { delta: 'late' }]);
+    const asked = call(url, 'POST', '/api/v1/ask', { token: aWrite, body: { prompt } });
+    let runId: string | undefined;
+    for (let i = 0; !runId && i < 300; i++) {
+      const row = await t.db
+        .selectFrom('agent_runs')
+        .select('id')
+        .where('tenant_id', '=', a.tenant.id)
+        .where('prompt', '=', prompt)
+        .executeTakeFirst();
+      runId = row?.id;
+      if (!runId) await new Promise((r) => setTimeout(r, 20));
+    }
+    // The sweeper finds its job failed for good with a socket error, as after an outage.
+    const log = new RunEventLog(t.redis, t.redisPrefix, 600);
+    await sweepRuns(
+      { db: t.db, log },
+      async (id) =>
+        id === runId
+          ? { state: 'failed', failedReason: 'connect ECONNREFUSED 127.0.0.1:5432' }
+          : { state: 'active' },
+      { olderThanMs: 0 },
+    );
+    const res = await asked;
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ detail: RUN_FAILED_UNAVAILABLE });
+    expect(res.headers.get('retry-after')).toBe('5');
   });
 
   const bad: Array<[string, unknown]> = [

@@ -786,7 +786,7 @@ export type paths = {
         put?: never;
         /**
          * Ask the agent; blocks until the run ends
-         * @description Answers {reply, session_id} when the run completes; a failed run answers 502 {detail}. The run is durable: a client that hangs up does not stop it (re-attach with GET /api/v1/stream/attach). Spends one unit of the daily agent budget. Allow a read timeout of at least 660 s.
+         * @description Answers {reply, session_id} when the run completes; a failed run answers 502 {detail}, or 503 {detail} when it failed because the database or Redis was unavailable through all its attempts or Redis lost its job (ask again). The run is durable: a client that hangs up does not stop it (re-attach with GET /api/v1/stream/attach). Spends one unit of the daily agent budget. Allow a read timeout of at least 660 s.
          */
         post: {
             parameters: {

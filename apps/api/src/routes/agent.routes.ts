@@ -1,5 +1,5 @@
 import { AskBody, AskResponse, AttachQuery, Seq, StreamQuery } from '@opsi/contracts';
-import { AppError, latestRunOfSession, startRun, storedTerminalEvent } from '@opsi/core';
+import { AppError, isRunOutageDetail, latestRunOfSession, startRun, storedTerminalEvent } from '@opsi/core';
 import type { RunEvent } from '@opsi/contracts';
 import { defineRoute } from '../http/route';
 import { assertRedisUp } from '../http/errors';
@@ -27,7 +27,7 @@ export const postAsk = defineRoute({
   auth: 'read_write',
   summary: 'Ask the agent; blocks until the run ends',
   description:
-    'Answers {reply, session_id} when the run completes; a failed run answers 502 {detail}. The run is durable: a client that hangs up does not stop it (re-attach with GET /api/v1/stream/attach). Spends one unit of the daily agent budget. Allow a read timeout of at least 660 s.',
+    'Answers {reply, session_id} when the run completes; a failed run answers 502 {detail}, or 503 {detail} when it failed because the database or Redis was unavailable through all its attempts or Redis lost its job (ask again). The run is durable: a client that hangs up does not stop it (re-attach with GET /api/v1/stream/attach). Spends one unit of the daily agent budget. Allow a read timeout of at least 660 s.',
   tags: ['agent'],
   body: AskBody,
   responses: { 200: AskResponse },
@@ -44,6 +44,10 @@ export const postAsk = defineRoute({
       storedTerminalEvent(deps.db, runId),
     );
     if (!terminal) return undefined; // the client left; the run goes on
+    // A run that ended for want of the database or Redis (an outage outlasting its retries, or Redis
+    // losing its job) is the service's unavailability, not the agent's failure: 503, ask again.
+    if (terminal.kind === 'run.failed' && isRunOutageDetail(terminal.detail))
+      throw new AppError(503, String(terminal.detail), { 'Retry-After': '5' });
     if (terminal.kind === 'run.failed')
       throw new AppError(502, `The agent run failed: ${String(terminal.detail)}`);
     return { reply: String(terminal.reply), session_id: sessionId };

@@ -10,7 +10,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { cancelKey, claimRun, executeRun, sweepRuns } from './runs';
+import { cancelKey, claimRun, executeRun, RUN_FAILED_UNAVAILABLE, sweepRuns } from './runs';
 
 let t: TestContext;
 let log: RunEventLog;
@@ -321,6 +321,32 @@ describe('sweepRuns', () => {
     expect((await sweepRuns({ db: t.db, log }, async (id) => states[id]!, { olderThanMs: 0 })).closed).toBe(
       0,
     );
+  });
+});
+
+describe('sweepRuns and outages', () => {
+  // Found by `npm run drills` (restarts): a run whose attempts all failed during a Postgres restart was
+  // closed with the raw socket error ("connect ECONNREFUSED 127.0.0.1:<port>"), and /ask answered 502.
+  it('a job that failed because the database or Redis was unreachable ends with the outage detail, no address', async () => {
+    const reasons = [
+      'connect ECONNREFUSED 127.0.0.1:33925',
+      'Connection terminated unexpectedly',
+      'terminating connection due to administrator command',
+      'Reached the max retries per request limit (which is 2). Refer to "maxRetriesPerRequest" option for details.',
+    ];
+    const runs = await Promise.all(reasons.map((_, i) => insertRun(`outage-${i}`)));
+    const other = await insertRun('outage-other');
+    const states = new Map<string, { state: 'failed'; failedReason: string }>(
+      runs.map((id, i) => [id, { state: 'failed', failedReason: reasons[i]! }]),
+    );
+    states.set(other, { state: 'failed', failedReason: 'model exploded' });
+    await sweepRuns({ db: t.db, log }, async (id) => states.get(id) ?? { state: 'active' as const }, {
+      olderThanMs: 0,
+    });
+    for (const id of runs) {
+      expect(await log.last(id)).toMatchObject({ kind: 'run.failed', detail: RUN_FAILED_UNAVAILABLE });
+    }
+    expect((await log.last(other))!.detail).toBe('The run failed: model exploded.');
   });
 });
 

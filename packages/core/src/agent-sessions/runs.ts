@@ -565,6 +565,25 @@ export async function executeRun(
   }
 }
 
+/** run.failed detail of a run whose job Redis lost (a restart without persistence). */
+export const RUN_LOST = 'The run was lost: its job is gone.';
+/**
+ * run.failed detail of a run whose every attempt failed because the database or Redis was unreachable
+ * (an outage longer than its retries). Like RUN_LOST it says nothing about the question: asking again
+ * once the service is back may well succeed, so POST /api/v1/ask answers such a run with 503.
+ */
+export const RUN_FAILED_UNAVAILABLE =
+  'The run failed: the database or Redis was unavailable through all its attempts; ask again shortly.';
+/** The run ended for want of the service's own dependencies, not because of the turn: retry. */
+export const isRunOutageDetail = (detail: unknown) =>
+  detail === RUN_LOST || detail === RUN_FAILED_UNAVAILABLE;
+
+// A job's failed reason (an error message only) that says the database or Redis was unreachable: the
+// socket errors of either client, node-postgres's and ioredis's own outage messages, and Postgres
+// shutting down or starting up. Never shown to clients: it names hosts and ports.
+const OUTAGE_REASON =
+  /\b(ECONNREFUSED|ECONNRESET|ETIMEDOUT|EPIPE|EHOSTUNREACH|ENETUNREACH|ENOTFOUND|EAI_AGAIN)\b|^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable|Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|LOADING )|terminating connection due to administrator command|the database system is (starting up|shutting down|in recovery mode)/;
+
 export type JobState =
   | 'missing'
   | 'waiting'
@@ -622,9 +641,11 @@ export async function sweepRuns(
     const job = await jobOf(run.id);
     if (job.state === 'missing' || job.state === 'failed' || job.state === 'completed') {
       const detail =
-        job.state === 'failed'
-          ? `The run failed: ${job.failedReason ?? 'its job failed'}.`
-          : 'The run was lost: its job is gone.';
+        job.state !== 'failed'
+          ? RUN_LOST
+          : job.failedReason && OUTAGE_REASON.test(job.failedReason)
+            ? RUN_FAILED_UNAVAILABLE
+            : `The run failed: ${job.failedReason ?? 'its job failed'}.`;
       const terminal = await deps.log.append(
         run.id,
         'run.failed',

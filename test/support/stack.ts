@@ -1,19 +1,28 @@
 import { createParser } from 'eventsource-parser';
 import { createPostgresDatabase, migrateToLatest, type DatabaseHandle } from '@opsi/db';
-import { createTenantWithUser, mintTestToken } from '../support/index';
-import { startDrillPostgres, startDrillRedis, type DrillPostgres, type DrillRedis } from '../support/drills';
-import { freePort, startService, type ServiceProcess } from '../support/processes';
+import { createTenantWithUser, mintTestToken } from './index';
+import { startDrillPostgres, startDrillRedis, type DrillPostgres, type DrillRedis } from './drills';
+import { freePort, startService, type ServiceProcess } from './processes';
 
 // The service as production runs it (API, worker and scheduler as separate processes) against a
-// Postgres and a Redis of the drill's own, which the drill stops and starts.
+// Postgres and a Redis of the drill's own, which the drill stops and starts. Used by the CI-scale
+// drills (test/drills) and by `npm run drills` (drills/), which starts two APIs and two workers.
 
 export interface Stack {
   pg: DrillPostgres;
   redis: DrillRedis;
   database: DatabaseHandle;
+  /** The first API (apis[0]). */
   api: ServiceProcess;
+  /** The first worker (workers[0]). */
   worker: ServiceProcess;
+  apis: ServiceProcess[];
+  workers: ServiceProcess[];
   scheduler: ServiceProcess;
+  /** The environment every service process was started with (DATABASE_URL, REDIS_URL, ...). */
+  env: Record<string, string>;
+  /** Starts one more worker like the others (e.g. to replace one the drill killed). */
+  startWorker(extra?: Record<string, string>): Promise<ServiceProcess>;
   /** `npm start`'s single process (API, worker and scheduler in one), on the same servers. */
   standalone?: ServiceProcess;
   processes: ServiceProcess[];
@@ -21,14 +30,29 @@ export interface Stack {
   close(): Promise<void>;
 }
 
-export async function startStack(opts: { standalone?: boolean } = {}): Promise<Stack> {
+export interface StackOptions {
+  /** Also start `npm start`'s single process beside the split ones. */
+  standalone?: boolean;
+  /** How many API processes (default 1). */
+  apis?: number;
+  /** How many worker processes (default 1). */
+  workers?: number;
+  /** Queues the workers take (default `agent`). */
+  workerQueues?: string;
+  /** Extra environment for every service process. */
+  env?: Record<string, string>;
+  /** Redis with an append-only file (appendfsync always), so a restart keeps its data. */
+  redisAof?: boolean;
+}
+
+export async function startStack(opts: StackOptions = {}): Promise<Stack> {
   const pg = await startDrillPostgres();
-  const redis = await startDrillRedis();
+  const redis = await startDrillRedis({ aof: opts.redisAof });
   const database = createPostgresDatabase(pg.url(), { max: 3 });
   await migrateToLatest(database.db);
   const member = await createTenantWithUser({ db: database.db }, { budget: 10_000 });
   const { token } = await mintTestToken({ db: database.db }, member, 'read_write');
-  const common = {
+  const common: Record<string, string> = {
     DATABASE_URL: pg.url(),
     DATABASE_POOL_MAX: '5',
     REDIS_URL: redis.url,
@@ -36,43 +60,89 @@ export async function startStack(opts: { standalone?: boolean } = {}): Promise<S
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     AGENT_ENGINE: 'scripted',
+    ...opts.env,
   };
-  const metricsPort = await freePort();
-  const [api, worker, scheduler] = await Promise.all([
-    startService(common, { entry: 'apps/api/src/main.ts' }),
-    startService(
+  const startWorker = async (extra: Record<string, string> = {}) => {
+    const metricsPort = await freePort();
+    return startService(
       {
         ...common,
-        WORKER_QUEUES: 'agent',
+        WORKER_QUEUES: opts.workerQueues ?? 'agent',
         WORKER_LOCK_DURATION_MS: '2000',
         WORKER_STALLED_INTERVAL_MS: '1000',
         RUN_SWEEP_INTERVAL_MS: '1000',
         WORKER_SHUTDOWN_GRACE_MS: '2000',
+        ...extra,
         WORKER_METRICS_PORT: String(metricsPort),
       },
       { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-    ),
-    startScheduler(common),
-  ]);
+    );
+  };
+  // Every process started is tracked, so a stack that fails half-way (one process not ready within its
+  // bound on a loaded machine) stops what did start instead of leaving it running.
+  const started: ServiceProcess[] = [];
+  const track = async (p: Promise<ServiceProcess>) => {
+    const service = await p;
+    started.push(service);
+    return service;
+  };
+  let apis: ServiceProcess[];
+  let workers: ServiceProcess[];
+  let scheduler: ServiceProcess;
+  try {
+    const all = await Promise.allSettled([
+      Promise.all(
+        Array.from({ length: opts.apis ?? 1 }, () =>
+          track(startService(common, { entry: 'apps/api/src/main.ts' })),
+        ),
+      ),
+      Promise.all(Array.from({ length: opts.workers ?? 1 }, () => track(startWorker()))),
+      track(startScheduler(common)),
+    ]);
+    const failed = all.find((r) => r.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    [apis, workers, scheduler] = all.map((r) => (r as PromiseFulfilledResult<unknown>).value) as [
+      ServiceProcess[],
+      ServiceProcess[],
+      ServiceProcess,
+    ];
+  } catch (e) {
+    await Promise.all(started.map((p) => p.stop(5000)));
+    await database.close().catch(() => undefined);
+    await redis.destroy();
+    await pg.destroy();
+    throw e;
+  }
+  const api = apis[0]!;
+  const worker = workers[0]!;
   const standalone = opts.standalone
     ? await startService(
         { ...common, REDIS_PREFIX: 'opsi_drill_one', DEMO_SEED: 'false' },
         { entry: 'apps/standalone/src/main.ts' },
       )
     : undefined;
-  const processes = [api, worker, scheduler, ...(standalone ? [standalone] : [])];
+  const processes = [...apis, ...workers, scheduler, ...(standalone ? [standalone] : [])];
   return {
     pg,
     redis,
     database,
     api,
     worker,
+    apis,
+    workers,
     scheduler,
+    env: common,
+    async startWorker(extra) {
+      const started = await startWorker(extra);
+      workers.push(started);
+      processes.push(started);
+      return started;
+    },
     ...(standalone ? { standalone } : {}),
     processes,
     token,
     async close() {
-      await Promise.all(processes.map((p) => p.stop(5000)));
+      await Promise.all([...processes].map((p) => p.stop(5000)));
       await database.close().catch(() => undefined);
       await redis.destroy();
       await pg.destroy();
