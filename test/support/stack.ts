@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import { createParser } from 'eventsource-parser';
 import { createPostgresDatabase, migrateToLatest, type DatabaseHandle } from '@opsi/db';
 import { createTenantWithUser, mintTestToken } from './index';
@@ -154,9 +155,11 @@ export async function startStack(opts: StackOptions = {}): Promise<Stack> {
 async function startScheduler(env: Record<string, string>): Promise<ServiceProcess> {
   // startService waits for an HTTP answer; the scheduler has none, so it is pointed at a URL that
   // answers 200 as soon as the process has started: its own readiness is its log line.
-  const port = await freePort();
+  // Port 0: the kernel picks a free port while the probe holds it (no window for another test to take it).
   const { createServer } = await import('node:http');
-  const probe = createServer((_, res) => res.end('ok')).listen(port, '127.0.0.1');
+  const probe = createServer((_, res) => res.end('ok')).listen(0, '127.0.0.1');
+  await once(probe, 'listening');
+  const { port } = probe.address() as { port: number };
   try {
     const scheduler = await startService(
       { ...env, LOG_LEVEL: 'info', SCHEDULER_INTERVAL_MS: '2000' },
