@@ -14,22 +14,12 @@ import { loadavg } from 'node:os';
 import { spawnSync } from 'node:child_process';
 import { request } from 'node:http';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import { connectEnvironment, requestScan, runScan } from '@opsi/core';
 import { createTenantWithUser, createTestContext, loginOverHttp, startTestApi } from '@opsi/test-support';
+import { launchChromium } from '@opsi/test-support/chromium';
 import { median, percentile } from '../runs/lib/stats';
 
 const RUNS = Number(process.argv.find((a) => a.startsWith('--runs='))?.split('=')[1] ?? 15);
-const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const API_CALLS = [
   '/console/api/pulse/overview',
   '/console/api/pulse/findings?sort_by=savings',
@@ -55,7 +45,7 @@ await connectEnvironment(t.db, member.tenant.id, {
 });
 await runScan(t.db, (await requestScan(t.db, null, member.tenant.id, 'bench')).id);
 const api = await startTestApi(t);
-const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+const browser = await launchChromium();
 try {
   const base = api.url;
   const login = await loginOverHttp(base, member.user.email, member.password);

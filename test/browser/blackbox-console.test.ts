@@ -6,20 +6,11 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page, type Request } from 'playwright-core';
+import { CHROMIUM_ARGS, CHROMIUM_EXECUTABLE } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, loginOverHttp } from '@opsi/test-support';
 import { startSplitServices, type SplitServices } from '../support/split';
 
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const DEMO = { email: 'demo@example.com', password: 'demo-password' };
 const VIEWER = { email: 'bb-viewer@example.com', password: 'viewer-password-1' };
 const EMPTY = { email: 'bb-empty@example.com', password: 'empty-password-1' };
@@ -45,9 +36,9 @@ async function newContext(): Promise<{ ctx: BrowserContext; page: Page }> {
   const dir = await mkdtemp(join(tmpdir(), 'bb-console-'));
   dirs.push(dir);
   const ctx = await chromium.launchPersistentContext(dir, {
-    executablePath: '/usr/bin/chromium',
+    executablePath: CHROMIUM_EXECUTABLE,
     headless: true,
-    args: [...CHROMIUM_ARGS, `--user-data-dir=${dir}`].filter((a) => !a.startsWith('--user-data-dir')),
+    args: CHROMIUM_ARGS,
     viewport: { width: 1366, height: 900 },
   });
   contexts.push(ctx);

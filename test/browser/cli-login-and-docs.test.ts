@@ -3,7 +3,8 @@
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { type Browser, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApi } from '@opsi/api';
 import {
@@ -22,16 +23,6 @@ import {
 // signs in on the real API, approves the token, and is sent to the listener with the token and the
 // state. Then the API reference page at /docs, rendered in the same browser.
 
-const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const TOKEN = /^opsi_[A-Za-z0-9_-]{43}$/;
 
 let t: TestContext | undefined;
@@ -59,7 +50,7 @@ beforeAll(async () => {
   base = api.url;
   member = await createTenantWithUser(t);
   configDir = await mkdtemp(join(tmpdir(), 'opsi-cli-'));
-  browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
   page.on('console', (m) => {

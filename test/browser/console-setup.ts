@@ -2,7 +2,8 @@
 // Shared by the console's browser tests: the real API and worker in-process on a cloned database and
 // real Redis, a tenant with the demo environment connected and scanned, and Debian's headless Chromium.
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { expect } from 'vitest';
 import type { RunningApi } from '@opsi/api';
 import { connectEnvironment, requestScan, runScan } from '@opsi/core';
@@ -19,16 +20,6 @@ import {
   type TestMember,
 } from '@opsi/test-support';
 
-export const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 export const SCREENSHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
 export interface ConsoleWorld {
@@ -59,7 +50,7 @@ export async function startConsoleWorld(): Promise<ConsoleWorld> {
   const api = await startTestApi(t);
   // The built-in engine: the agent answers from the demo environment with its real tools.
   const worker = await startTestWorker(t, { AGENT_ENGINE: 'builtin' });
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  const browser = await launchChromium();
   const token = (await mintTestToken(t, member, 'read_write')).token;
   const env = {
     DATABASE_URL: t.database.url,

@@ -2,7 +2,8 @@
 // The page functions passed to page.evaluate run in Chromium: they need the DOM types.
 import { mkdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApi } from '@opsi/api';
 import {
@@ -17,17 +18,6 @@ import {
 // The server-rendered sign-in and token settings pages, driven in Debian's headless Chromium against the
 // real API, a cloned test database and real Redis.
 
-const CHROMIUM_ARGS = [
-  '--headless=new',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  // Without these, Chromium's own background connections are refused by this closed network.
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const TOKEN = /^opsi_[A-Za-z0-9_-]{43}$/;
 const RESULTS_DIR = fileURLToPath(new URL('../../test-results/', import.meta.url));
 const SCREENSHOT = `${RESULTS_DIR}settings-tokens.png`;
@@ -71,7 +61,7 @@ describe('settings/tokens page in a real browser', () => {
     api = await startTestApi(t);
     base = api.url;
     member = await createTenantWithUser(t);
-    browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: base });
     page = await context.newPage();

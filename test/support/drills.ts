@@ -159,3 +159,15 @@ export async function until<T>(
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** Writes 64 KB values until Redis (at maxmemory, noeviction) refuses one. */
+export async function fillUp(redis: { set(key: string, value: string): Promise<unknown> }) {
+  for (let i = 0; i < 10_000; i++) {
+    const refused = await redis.set(`filler:${i}`, 'x'.repeat(64 * 1024)).then(
+      () => false,
+      (e: Error) => /^OOM/.test(e.message),
+    );
+    if (refused) return;
+  }
+  throw new Error('Redis never refused a write');
+}

@@ -11,7 +11,7 @@ import {
   testRedisUrl,
   type TestContext,
 } from '@opsi/test-support';
-import { startDrillRedis, type DrillRedis } from '../../../test/support/drills';
+import { fillUp, startDrillRedis, type DrillRedis } from '../../../test/support/drills';
 import { createApiRuntime } from './runtime';
 import { startApi, type RunningApi } from './server';
 
@@ -215,15 +215,3 @@ describe('the budget refund of a refused request', () => {
     }
   });
 });
-
-/** Writes 64 KB values until Redis (at maxmemory, noeviction) refuses one. */
-async function fillUp(redis: { set(key: string, value: string): Promise<unknown> }) {
-  for (let i = 0; i < 10_000; i++) {
-    const refused = await redis.set(`filler:${i}`, 'x'.repeat(64 * 1024)).then(
-      () => false,
-      (e: Error) => /^OOM/.test(e.message),
-    );
-    if (refused) return;
-  }
-  throw new Error('Redis never refused a write');
-}

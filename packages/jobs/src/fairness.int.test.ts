@@ -3,7 +3,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '@opsi/logger';
 import { createRedis } from '@opsi/redis';
 import { testRedisUrl } from '@opsi/test-support';
-import { startDrillRedis, until, type DrillRedis } from '../../../test/support/drills';
+import { fillUp, startDrillRedis, until, type DrillRedis } from '../../../test/support/drills';
 import { BacklogFull, fairKey, isRedisOutOfMemory, PRIORITY_MAX } from './fairness';
 import { JobProducer } from './producer';
 import { createQueueWorker } from './worker-factory';
@@ -202,15 +202,3 @@ describe('Redis at maxmemory with noeviction', () => {
     });
   });
 });
-
-/** Writes 64 KB values until Redis (at maxmemory, noeviction) refuses one. */
-async function fillUp(redis: { set(key: string, value: string): Promise<unknown> }) {
-  for (let i = 0; i < 10_000; i++) {
-    const refused = await redis.set(`filler:${i}`, 'x'.repeat(64 * 1024)).then(
-      () => false,
-      (e: Error) => /^OOM/.test(e.message),
-    );
-    if (refused) return;
-  }
-  throw new Error('Redis never refused a write');
-}
