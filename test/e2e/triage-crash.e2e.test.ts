@@ -1,42 +1,22 @@
-import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from '@opsi/db';
-import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
-import { createRedis, type Redis } from '@opsi/redis';
 import { call, createTenantWithUser, mintTestToken } from '../support/index';
-import { freePort, startService, type ServiceProcess } from '../support/processes';
+import { type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // A triage worker SIGKILLed in the middle of a coalesced batch: the batch is taken over by another worker
 // and every alert is decided exactly once (no alert lost, none counted twice), with real processes.
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
-let database: TestDatabase;
-let redis: Redis;
-const redisPrefix = `opsi_e2e_${randomBytes(5).toString('hex')}`;
-let api: ServiceProcess | undefined;
-const workers: ServiceProcess[] = [];
+let svc: SplitServices;
 let token = '';
 let tenantId = '';
 
-async function startWorker(): Promise<ServiceProcess> {
-  const metricsPort = await freePort();
-  const worker = await startService(
-    {
-      DATABASE_URL: database.url,
-      DATABASE_POOL_MAX: '3',
-      REDIS_URL,
-      REDIS_PREFIX: redisPrefix,
-      NODE_ENV: 'test',
-      WORKER_QUEUES: 'triage',
-      WORKER_LOCK_DURATION_MS: '2000',
-      WORKER_STALLED_INTERVAL_MS: '1000',
-      WORKER_METRICS_PORT: String(metricsPort),
-    },
-    { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-  );
-  workers.push(worker);
-  return worker;
-}
+const startWorker = (): Promise<ServiceProcess> =>
+  svc.startWorker({
+    WORKER_QUEUES: 'triage',
+    WORKER_LOCK_DURATION_MS: '2000',
+    WORKER_STALLED_INTERVAL_MS: '1000',
+  });
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) {
   const deadline = Date.now() + boundMs;
@@ -50,7 +30,7 @@ async function until<T>(what: string, probe: () => Promise<T | undefined>, bound
 
 const processed = async () =>
   (
-    await database.db
+    await svc.t.db
       .selectFrom('triage_inbox')
       .select(sql<number>`count(*) filter (where processed_at is not null)::int`.as('n'))
       .where('tenant_id', '=', tenantId)
@@ -58,35 +38,16 @@ const processed = async () =>
   ).n;
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  redis = createRedis(REDIS_URL, 'command');
-  const member = await createTenantWithUser({ db: database.db });
+  // No worker yet: the test starts (and kills) its own. Answer pending quickly: the test follows the
+  // batch in the database.
+  svc = await startSplitServices({ worker: false, env: { TRIAGE_WAIT_MS: '200' } });
+  const member = await createTenantWithUser(svc.t);
   tenantId = member.tenant.id;
-  token = (await mintTestToken({ db: database.db }, member, 'read_write')).token;
-  api = await startService(
-    {
-      DATABASE_URL: database.url,
-      REDIS_URL,
-      REDIS_PREFIX: redisPrefix,
-      NODE_ENV: 'test',
-      TRIAGE_WAIT_MS: '200', // answer pending quickly: the test follows the batch in the database
-    },
-    { entry: 'apps/api/src/main.ts' },
-  );
+  token = (await mintTestToken(svc.t, member, 'read_write')).token;
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([...workers, ...(api ? [api] : [])].map((p) => p.stop(10_000).catch(() => undefined)));
-  if (redis) {
-    let cursor = '0';
-    do {
-      const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
-      if (keys.length) await redis.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-    redis.disconnect();
-  }
-  await database?.close();
+  await svc?.stop();
 });
 
 describe('triage batch and a worker crash', () => {
@@ -101,7 +62,7 @@ describe('triage batch and a worker crash', () => {
       source: 'e2e',
       fingerprint: `crash-${i % fingerprints}`,
     }));
-    const res = await call(api!.url, 'POST', '/api/v1/triage/alerts', { token, body });
+    const res = await call(svc.base, 'POST', '/api/v1/triage/alerts', { token, body });
     expect(res.status).toBe(202);
     expect(res.body.accepted).toBe(999);
     // Kill the worker once it has decided some of the batch, but not all of it.
@@ -116,7 +77,7 @@ describe('triage batch and a worker crash', () => {
     expect(afterKill).toBeLessThan(999); // the in-memory repeats of the pass died with it
     await startWorker();
     await until('every alert to be decided', async () => ((await processed()) === 999 ? true : undefined));
-    const events = await database.db
+    const events = await svc.t.db
       .selectFrom('triage_events')
       .select(['fingerprint', 'count', 'action', 'incident_id'])
       .where('tenant_id', '=', tenantId)
@@ -125,14 +86,14 @@ describe('triage batch and a worker crash', () => {
     expect(events.every((e) => e.count === 3)).toBe(true);
     expect(events.reduce((n, e) => n + e.count, 0)).toBe(999);
     expect(new Set(events.map((e) => e.fingerprint)).size).toBe(fingerprints);
-    const incidents = await database.db
+    const incidents = await svc.t.db
       .selectFrom('incidents')
       .select(sql<number>`count(*)::int`.as('n'))
       .where('tenant_id', '=', tenantId)
       .executeTakeFirstOrThrow();
     expect(incidents.n).toBe(fingerprints);
     // Every inbox row points at its fingerprint's event.
-    const orphans = await database.db
+    const orphans = await svc.t.db
       .selectFrom('triage_inbox as b')
       .leftJoin('triage_events as e', 'e.id', 'b.event_id')
       .select(sql<number>`count(*)::int`.as('n'))

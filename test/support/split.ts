@@ -13,6 +13,8 @@ export interface SplitServices {
   api: ServiceProcess;
   worker?: ServiceProcess;
   scheduler?: ServiceProcess;
+  /** Starts one more worker on the same database and Redis (stopped by `stop`), with extra settings. */
+  startWorker(extra?: Record<string, string>): Promise<ServiceProcess>;
   /** `npm run admin -- <args> --json` against the same database and Redis; expects exit 0, answers the JSON. */
   admin(args: string[], timeoutMs?: number): Promise<any>;
   /** Stops every process and drops the database and Redis keys. */
@@ -43,18 +45,19 @@ export async function startSplitServices(
     await Promise.all(started.map((p) => p.stop()));
     await t.close();
   };
+  const startWorker = async (extra: Record<string, string> = {}) => {
+    const metricsPort = await freePort();
+    const worker = await startService(
+      { ...env, ...extra, WORKER_METRICS_PORT: String(metricsPort) },
+      { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
+    );
+    started.push(worker);
+    return worker;
+  };
   try {
     const api = await startService(env, { entry: 'apps/api/src/main.ts' });
     started.push(api);
-    let worker: ServiceProcess | undefined;
-    if (opts.worker !== false) {
-      const metricsPort = await freePort();
-      worker = await startService(
-        { ...env, WORKER_METRICS_PORT: String(metricsPort) },
-        { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-      );
-      started.push(worker);
-    }
+    const worker = opts.worker === false ? undefined : await startWorker();
     let scheduler: ServiceProcess | undefined;
     if (opts.scheduler) {
       scheduler = await startService(env, {
@@ -70,6 +73,7 @@ export async function startSplitServices(
       api,
       worker,
       scheduler,
+      startWorker,
       async admin(args, timeoutMs = 180_000) {
         const r = await runAdmin(args, env, { timeoutMs });
         expect(r.code, `${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
