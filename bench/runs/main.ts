@@ -17,7 +17,6 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
-import { sql } from '@opsi/db';
 import { createTenantWithUser, freePort, mintTestToken } from '@opsi/test-support';
 import { jobsOurs, jobsRaw, enqueueBulkRaw, type JobRound } from './jobs';
 import {
@@ -28,7 +27,7 @@ import {
   latencyRawConcurrent,
   type LatencySample,
 } from './latency';
-import { CpuMeter } from './lib/cpu';
+import { cpuMeterFor, cpuText } from './lib/cpu';
 import {
   createScratch,
   liveServices,
@@ -113,41 +112,6 @@ async function profiled<T>(services: Service[], label: string, fn: () => Promise
       console.log(renderProfile(`profile ${label} / ${s.name} (${path})`, summarizeProfile(path)));
     }
   }
-}
-
-/** CPU ms by process group, and their sum. */
-function cpuText(cpu: Record<string, number> | undefined): string {
-  if (!cpu) return 'n/a';
-  const parts = Object.entries(cpu).map(([k, v]) => `${k} ${v.toFixed(2)}`);
-  return `${parts.join(', ')}; sum ${Object.values(cpu)
-    .reduce((a, b) => a + b, 0)
-    .toFixed(2)} ms`;
-}
-
-/**
- * A CPU meter over the given processes plus the scratch database's Postgres backends, the Redis server
- * (when it runs on this machine; shared with anything else using it) and this process (the client).
- */
-function cpuMeterFor(s: Scratch) {
-  const database = new URL(s.databaseUrl).pathname.slice(1);
-  const redisHost = new URL(s.redisUrl).hostname;
-  let redisPid: Promise<number | undefined> | undefined;
-  return (groups: Record<string, number[]>) =>
-    new CpuMeter(async () => {
-      const backends = await sql<{
-        pid: number;
-      }>`select pid from pg_stat_activity where datname = ${database}`.execute(s.db);
-      redisPid ??= ['127.0.0.1', 'localhost', '::1'].includes(redisHost)
-        ? s.redis.info('server').then((info) => Number(/process_id:(\d+)/.exec(info)?.[1]) || undefined)
-        : Promise.resolve(undefined);
-      const redis = await redisPid;
-      return {
-        ...groups,
-        Postgres: backends.rows.map((r) => r.pid),
-        Redis: redis ? [redis] : [],
-        client: [process.pid],
-      };
-    });
 }
 
 async function main() {

@@ -4,9 +4,12 @@
 // one run, on a scratch database and a Redis prefix of its own. `npm run bench:triage`; results in
 // docs/performance.md. Options: --alerts=3000 --concurrency=50 --fingerprints=20 --storm=10000
 //   --storm-batch=100 --warmup=200 --pool=10 (DATABASE_POOL_MAX of the API and the worker) --json=path
-//   --cpu-prof=dir (V8 CPU profiles of the API and the worker)
+//   --cpu-prof=dir (V8 CPU profiles of the API and the worker, whole life)
+//   --profile=dir (V8 CPU profiles of the API and the worker during (a) ours only, summarized)
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { sql } from '@opsi/db';
 import { bullPrefix } from '@opsi/jobs';
@@ -21,6 +24,8 @@ import {
   waitReady,
   type Scratch,
 } from '../runs/lib/env';
+import { cpuMeterFor, cpuText } from '../runs/lib/cpu';
+import { renderProfile, summarizeProfile } from '../runs/lib/profile';
 import { percentile, pool, renderTable, type Row } from '../runs/lib/stats';
 
 function option(name: string, fallback: number): number {
@@ -38,10 +43,14 @@ const o = {
   storm: option('storm', 10_000),
   stormBatch: option('storm-batch', 100),
   pool: option('pool', 10),
+  /** WORKER_CONCURRENCY_TRIAGE of our worker (the raw worker runs at --concurrency). */
+  workerConcurrency: option('worker-concurrency', 0),
 };
 const jsonPath = process.argv.find((a) => a.startsWith('--json='))?.slice('--json='.length);
 /** --cpu-prof=dir: the API and the worker write V8 CPU profiles there when they exit. */
 const cpuProfDir = process.argv.find((a) => a.startsWith('--cpu-prof='))?.slice('--cpu-prof='.length);
+/** --profile=dir: the API and the worker are profiled during (a) (ours) only, and summaries printed. */
+const profileDir = process.argv.find((a) => a.startsWith('--profile='))?.slice('--profile='.length);
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 
 function alert(i: number, fingerprints: number, tag: string) {
@@ -55,6 +64,23 @@ function alert(i: number, fingerprints: number, tag: string) {
   };
 }
 
+/**
+ * Transactions committed in the scratch database (a statement outside a transaction is one) and commands
+ * the Redis server processed (all clients: nothing else runs during the measurement), as totals or, given
+ * earlier totals, as the difference.
+ */
+async function serverCounts(s: Scratch, since?: { statements: number; commands: number }) {
+  const database = new URL(s.databaseUrl).pathname.slice(1);
+  const { rows } = await sql<{
+    n: number;
+  }>`select xact_commit::int as n from pg_stat_database where datname = ${database}`.execute(s.db);
+  const commands = Number(/total_commands_processed:(\d+)/.exec(await s.redis.info('stats'))?.[1] ?? 0);
+  const now = { statements: rows[0]?.n ?? 0, commands };
+  return since
+    ? { statements: now.statements - since.statements, commands: now.commands - since.commands }
+    : now;
+}
+
 let scratch: Scratch | undefined;
 async function cleanup() {
   stopInProcess();
@@ -63,20 +89,50 @@ async function cleanup() {
 }
 process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
 
+/**
+ * A deliberately thin client (node:http, keep-alive, one socket per request in flight), as bench/runs and
+ * bench/pulse use, so the load generator costs little of the two cores the service shares with it:
+ * `fetch` (undici) spent 0.48 ms of CPU per request here, node:http about a third of that.
+ */
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+function postJson(url: string, token: string, body: unknown): Promise<{ status: number; text: string }> {
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'content-length': String(payload.length),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
 /** Ours: one alert per request, `concurrency` requests in flight; each answer carries the decided action. */
 async function ours(url: string, token: string, n: number, tag: string) {
   const latencies: number[] = [];
   const started = performance.now();
   await pool(n, o.concurrency, async (i) => {
     const t0 = performance.now();
-    const res = await fetch(`${url}/api/v1/triage/alerts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(alert(i, o.fingerprints, tag)),
-    });
-    const body = (await res.json()) as { pending: boolean; events: Array<{ action: string }> };
+    const res = await postJson(`${url}/api/v1/triage/alerts`, token, alert(i, o.fingerprints, tag));
+    const body = JSON.parse(res.text) as { pending: boolean; events: Array<{ action: string }> };
     if (res.status !== 202 || body.pending || !body.events[0]?.action)
-      throw new Error(`no decision: ${res.status} ${JSON.stringify(body)}`);
+      throw new Error(`no decision: ${res.status} ${res.text}`);
     latencies.push(performance.now() - t0);
   });
   return { rate: n / ((performance.now() - started) / 1000), latencies };
@@ -146,7 +202,7 @@ async function main() {
     PORT: String(port),
     DEMO_SEED: 'false',
     WORKER_QUEUES: 'triage',
-    WORKER_CONCURRENCY_TRIAGE: String(o.concurrency),
+    WORKER_CONCURRENCY_TRIAGE: String(o.workerConcurrency || o.concurrency),
     WORKER_METRICS_PORT: '0',
     WORKER_SHUTDOWN_GRACE_MS: '2000',
     TRIAGE_WAIT_MS: '30000',
@@ -165,9 +221,43 @@ async function main() {
   await raw(s.redisUrl, s.redisPrefix, o.warmup, 'warm');
 
   log(`(a) ${o.alerts} alerts of ${o.fingerprints} fingerprints, ${o.concurrency} in flight, per side`);
+  // CPU per alert in every process on the path (the client is this process; raw runs here alone).
+  const meter = cpuMeterFor(s)({ API: [api.child.pid!], worker: [worker.child.pid!] });
+  const perAlert = (cpu: Record<string, number>) =>
+    Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v / o.alerts]));
+  if (profileDir) {
+    mkdirSync(profileDir, { recursive: true });
+    await Promise.all([api, worker].map((p) => p.request({ type: 'profile-start' })));
+  }
+  let before = await meter.snapshot();
+  const countsBefore = await serverCounts(s);
   const a1 = await ours(url, token, o.alerts, 'a');
+  const cpuOurs = perAlert(await meter.since(before));
+  const countsOurs = await serverCounts(s, countsBefore);
+  if (profileDir) {
+    for (const p of [api, worker]) {
+      const path = join(profileDir, `triage-a-${p.name}.cpuprofile`);
+      await p.request({ type: 'profile-stop', path });
+      console.log(renderProfile(`profile (a) / ${p.name} (${path})`, summarizeProfile(path, 25)));
+    }
+  }
+  before = await meter.snapshot();
   const r1 = await raw(s.redisUrl, s.redisPrefix, o.alerts, 'a');
+  const cpuRaw = perAlert(await meter.since(before));
   log(`    ours ${a1.rate.toFixed(0)}/s, raw ${r1.rate.toFixed(0)}/s`);
+  const batchesA = await s.db
+    .selectFrom('triage_inbox')
+    .select(sql<number>`count(distinct batch_id)::int`.as('n'))
+    .where('tenant_id', '=', member.tenant.id)
+    .where(sql<boolean>`alert->>'title' like 'a alert %'`)
+    .executeTakeFirstOrThrow();
+  log(`    ours: ${batchesA.n} batches (group commit), ${(o.alerts / batchesA.n).toFixed(1)} alerts each`);
+  log(`    CPU ms per alert, ours: ${cpuText(cpuOurs)}`);
+  log(
+    `    per alert, ours: ${(countsOurs.statements / o.alerts).toFixed(2)} Postgres transactions, ` +
+      `${(countsOurs.commands / o.alerts).toFixed(2)} Redis commands`,
+  );
+  log(`    CPU ms per alert, raw:  ${cpuText(cpuRaw)}`);
 
   log(`(b) storm: ${o.storm} alerts of ${o.fingerprints} fingerprints in batches of ${o.stormBatch}`);
   const t0 = performance.now();
@@ -175,12 +265,8 @@ async function main() {
   await pool(batches, Math.min(o.concurrency, 10), async (b) => {
     const size = Math.min(o.stormBatch, o.storm - b * o.stormBatch);
     const body = Array.from({ length: size }, (_, j) => alert(b * o.stormBatch + j, o.fingerprints, 'storm'));
-    const res = await fetch(`${url}/api/v1/triage/alerts`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${stormToken}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    if (res.status !== 202) throw new Error(`storm batch refused: ${res.status} ${await res.text()}`);
+    const res = await postJson(`${url}/api/v1/triage/alerts`, stormToken, body);
+    if (res.status !== 202) throw new Error(`storm batch refused: ${res.status} ${res.text}`);
   });
   // Every alert decided (a batch past TRIAGE_WAIT_MS would still be deciding).
   for (;;) {
@@ -260,6 +346,7 @@ async function main() {
   ];
   console.log(renderTable(rows));
   if (jsonPath) writeFileSync(jsonPath, JSON.stringify({ options: o, rows }, null, 2));
+  agent.destroy();
   await api.stop(5000);
   await worker.stop(5000);
 }

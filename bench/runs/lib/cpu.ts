@@ -1,4 +1,6 @@
 import { readFileSync } from 'node:fs';
+import { sql } from '@opsi/db';
+import type { Scratch } from './env';
 
 // Linux clock ticks per second (USER_HZ); 100 on every mainstream kernel.
 const TICK_MS = 10;
@@ -52,4 +54,39 @@ export class CpuMeter {
 function cpuOfSelf(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+/** CPU ms by process group, and their sum. */
+export function cpuText(cpu: Record<string, number> | undefined): string {
+  if (!cpu) return 'n/a';
+  const parts = Object.entries(cpu).map(([k, v]) => `${k} ${v.toFixed(2)}`);
+  return `${parts.join(', ')}; sum ${Object.values(cpu)
+    .reduce((a, b) => a + b, 0)
+    .toFixed(2)} ms`;
+}
+
+/**
+ * A CPU meter over the given processes plus the scratch database's Postgres backends, the Redis server
+ * (when it runs on this machine; shared with anything else using it) and this process (the client).
+ */
+export function cpuMeterFor(s: Scratch) {
+  const database = new URL(s.databaseUrl).pathname.slice(1);
+  const redisHost = new URL(s.redisUrl).hostname;
+  let redisPid: Promise<number | undefined> | undefined;
+  return (groups: Record<string, number[]>) =>
+    new CpuMeter(async () => {
+      const backends = await sql<{
+        pid: number;
+      }>`select pid from pg_stat_activity where datname = ${database}`.execute(s.db);
+      redisPid ??= ['127.0.0.1', 'localhost', '::1'].includes(redisHost)
+        ? s.redis.info('server').then((info) => Number(/process_id:(\d+)/.exec(info)?.[1]) || undefined)
+        : Promise.resolve(undefined);
+      const redis = await redisPid;
+      return {
+        ...groups,
+        Postgres: backends.rows.map((r) => r.pid),
+        Redis: redis ? [redis] : [],
+        client: [process.pid],
+      };
+    });
 }
