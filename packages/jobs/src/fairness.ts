@@ -44,7 +44,6 @@ else
   last = v
 end
 if limit > 0 and backlog >= limit then return {-1, backlog} end
-if ARGV[5] == 'check' then return {0, backlog} end
 local p = last + 1
 if p > tonumber(ARGV[3]) then p = tonumber(ARGV[3]) end
 redis.call('HSET', KEYS[2], 'v', v, field, p)
@@ -72,7 +71,6 @@ type FairRedis = Redis & {
     limit: number,
     max: number,
     rebaseAt: number,
-    mode: 'reserve' | 'check',
   ): Promise<[number, number]>;
 };
 
@@ -90,14 +88,13 @@ export function fairKey(queue: Queue): string {
 /**
  * Gives the next job of `tenantId` on `queue` (whose connection is `redis`) its priority, and answers
  * the tenant's backlog before it; throws BacklogFull instead when `limit` (> 0) jobs of the tenant
- * already wait. With `check`, writes nothing and answers priority 0.
+ * already wait.
  */
 export async function fairSlot(
   redis: Redis,
   queue: Queue,
   tenantId: string,
   limit: number,
-  mode: 'reserve' | 'check' = 'reserve',
 ): Promise<{ priority: number; backlog: number }> {
   // `redis` is the queue's own (shared) connection: wait until it is ready, as the queue itself does (a
   // producer connection has no offline queue).
@@ -109,7 +106,6 @@ export async function fairSlot(
     limit,
     PRIORITY_MAX,
     REBASE_AT,
-    mode,
   );
   if (priority < 0) throw new BacklogFull(queue.name, tenantId, backlog, limit);
   return { priority, backlog };

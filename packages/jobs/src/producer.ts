@@ -77,15 +77,6 @@ export class JobProducer {
   }
 
   /**
-   * Refuses with BacklogFull when `tenantId` already has its bound of jobs waiting in `queue`, and
-   * writes nothing: for a request whose job is enqueued later with others' (a coalesced batch).
-   */
-  async checkBacklog(queue: QueueName, tenantId: string): Promise<void> {
-    if (this.tenantBacklogMax > 0)
-      await fairSlot(this.connection, this.queue(queue), tenantId, this.tenantBacklogMax, 'check');
-  }
-
-  /**
    * How many workers listen on a queue now (BullMQ names worker connections and reads CLIENT LIST), or
    * null where the server does not tell (some managed Redis refuse CLIENT LIST).
    */

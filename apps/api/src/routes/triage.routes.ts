@@ -122,10 +122,9 @@ export const postTriageAlerts = defineRoute({
   responses: { 202: TriageAlertsAccepted },
   errors: [400, 413, 415, 503],
   handler: async ({ deps, auth, body }) => {
-    // Validated here (a 400 stores nothing); then coalesced with concurrent requests of the tenant.
+    // Validated here (a 400 stores nothing); then coalesced with concurrent requests of the tenant, whose
+    // batch is refused (503) before anything is stored when the tenant's triage backlog is at its bound.
     const alerts = normalizeAlerts(body);
-    // Backpressure before anything is stored: 503 when the tenant's triage backlog is at its bound.
-    await deps.runs.producer.checkBacklog('triage', auth.tenant.id);
     return reply(202, await intake(deps).submit(auth.tenant.id, alerts));
   },
 });
@@ -140,13 +139,14 @@ function intake(deps: ApiDeps) {
       db: deps.db,
       maxItems: deps.config.TRIAGE_BATCH_MAX_ALERTS,
       maxInFlight: deps.config.TRIAGE_BATCH_IN_FLIGHT,
-      enqueueAndWait: async (tenantId, batchId, inboxIds) => {
+      admit: (tenantId) => deps.runs.producer.admit('triage', tenantId),
+      enqueueAndWait: async (tenantId, batchId, inboxIds, admitted) => {
         const events = await deps.runs.triageEvents();
         const job = await deps.runs.producer.enqueue(
           'triage',
           'alerts',
           { tenant_id: tenantId, batch_id: batchId, inbox_ids: inboxIds },
-          { jobId: batchId },
+          { jobId: batchId, ...admitted },
         );
         try {
           return (await job.waitUntilFinished(events, deps.config.TRIAGE_WAIT_MS)) as {

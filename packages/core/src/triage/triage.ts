@@ -13,6 +13,9 @@ import {
 } from './pipeline';
 import { normalizeInventoryAlert, type NormalizedAlert } from './normalize';
 
+/** What admission reserved for a batch's job (its place among the tenants' jobs), passed to its enqueue. */
+export type Admitted = { priority: number } | undefined;
+
 /** What one request gets back from triage intake: its alerts' decisions, or pending when not decided in time. */
 export interface AcceptedAlerts {
   accepted: number;
@@ -31,7 +34,14 @@ export interface TriageIntakeDeps {
     tenantId: string,
     batchId: string,
     inboxIds: number[],
+    admitted?: Admitted,
   ): Promise<{ decisions?: TriageDecision[] } | undefined>;
+  /**
+   * Admission of a batch, before its insert: throws (BacklogFull: 503) when the tenant's triage backlog is
+   * at its bound, else answers what `enqueueAndWait` is given (the job's reserved fair place). Once per
+   * batch: every request of a refused batch gets the refusal, and nothing is stored.
+   */
+  admit?(tenantId: string): Promise<Admitted>;
   /** Most alerts in one batch. */
   maxItems: number;
   /** Most batches of one tenant between inbox insert and decision at once. */
@@ -53,6 +63,9 @@ export interface TriageIntakeDeps {
 export function createTriageIntake(deps: TriageIntakeDeps) {
   const group = new GroupCommit<NormalizedAlert, AcceptedAlerts>(
     async (tenantId, requests, release) => {
+      // Backpressure before anything is stored, once per batch (a Redis round trip per request was a
+      // tenth of the API's CPU under load); the same round trip reserves the job's fair place.
+      const admitted = await deps.admit?.(tenantId);
       const all = requests.flat();
       const batchId = crypto.randomUUID();
       const inserted = await deps.db
@@ -63,7 +76,9 @@ export function createTriageIntake(deps: TriageIntakeDeps) {
       // Ids come from one sequence in the order of the rows: ascending ids are the alerts' order.
       const ids = inserted.map((r) => Number(r.id)).sort((x, y) => x - y);
       const hold = setTimeout(release, deps.holdMs ?? 1000);
-      const result = await deps.enqueueAndWait(tenantId, batchId, ids).finally(() => clearTimeout(hold));
+      const result = await deps
+        .enqueueAndWait(tenantId, batchId, ids, admitted)
+        .finally(() => clearTimeout(hold));
       let decided: Map<number, TriageDecision> | undefined;
       if (result) {
         decided = new Map((result.decisions ?? []).map((d) => [d.inbox_id!, d]));
