@@ -174,7 +174,15 @@ export async function rulesFor(deps: TriageDeps, tenantId: string): Promise<Tria
     .orderBy('created_at')
     .orderBy('id')
     .execute();
-  return [...rows.map((r) => ({ ...r, built_in: false })), ...builtInRules(deps)];
+  return withBuiltInRules(deps, rows);
+}
+
+/** A tenant's enabled rules as read (oldest first), then the built-in ones. */
+export function withBuiltInRules(
+  deps: Pick<TriageDeps, 'dedupeWindowMinutes' | 'correlationWindowMinutes'>,
+  own: Array<Omit<TriageRuleView, 'built_in'>>,
+): TriageRuleView[] {
+  return [...own.map((r) => ({ ...r, built_in: false })), ...builtInRules(deps)];
 }
 
 /** The dedupe window for an alert: the first dedupe rule that matches it (a tenant's before the built-in one). */
@@ -303,37 +311,16 @@ export interface LatestEvent {
 
 /**
  * The latest event of each fingerprint, in one read: a repeat of it within its window is counted in
- * memory like an in-batch repeat; one that is not goes the one-by-one way, which re-checks. `fingerprints`
- * is a list, or the inbox batch whose alerts' fingerprints to take (so the read needs not wait for it).
+ * memory like an in-batch repeat; one that is not goes the one-by-one way, which re-checks.
  */
-export async function latestEvents(
-  db: Db,
-  tenantId: string,
-  fingerprints: string[] | { batchId: string; inboxIds?: number[] | undefined },
-): Promise<LatestEvent[]> {
-  if (Array.isArray(fingerprints) && !fingerprints.length) return [];
-  const ofBatch = Array.isArray(fingerprints) ? undefined : fingerprints;
+export async function latestEvents(db: Db, tenantId: string, fingerprints: string[]): Promise<LatestEvent[]> {
+  if (!fingerprints.length) return [];
   return db
     .selectFrom('triage_events')
     .select(['id', 'fingerprint', 'incident_id', 'first_at', 'last_at'])
     .distinctOn('fingerprint')
     .where('tenant_id', '=', tenantId)
-    .where(
-      'fingerprint',
-      'in',
-      ofBatch
-        ? (eb) => {
-            let q = eb
-              .selectFrom('triage_inbox')
-              .select(sql<string>`alert->>'fingerprint'`.as('fingerprint'))
-              .where('tenant_id', '=', tenantId)
-              .where('batch_id', '=', ofBatch.batchId)
-              .where('processed_at', 'is', null);
-            if (ofBatch.inboxIds?.length) q = q.where('id', 'in', ofBatch.inboxIds);
-            return q;
-          }
-        : (fingerprints as string[]),
-    )
+    .where('fingerprint', 'in', fingerprints)
     .orderBy('fingerprint')
     .orderBy('last_at', 'desc')
     .execute();

@@ -6,9 +6,11 @@ import {
   decideAlert,
   decideBatch,
   builtInRules,
-  latestEvents,
   rulesFor,
+  withBuiltInRules,
+  type LatestEvent,
   type TriageDeps,
+  type TriageRuleView,
   type TriageDecision,
 } from './pipeline';
 import { normalizeInventoryAlert, type NormalizedAlert } from './normalize';
@@ -122,19 +124,7 @@ export async function processAlertBatch(
   batchId: string,
   inboxIds?: number[],
 ) {
-  let q = deps.db
-    .selectFrom('triage_inbox')
-    .select(['id', 'alert'])
-    .where('tenant_id', '=', tenantId)
-    .where('batch_id', '=', batchId)
-    .where('processed_at', 'is', null);
-  if (inboxIds?.length) q = q.where('id', 'in', inboxIds);
-  // Three reads at once: the batch, the rules, the latest event of each of the batch's fingerprints.
-  const [rows, rules, latest] = await Promise.all([
-    q.orderBy('id').execute(),
-    rulesFor(deps, tenantId),
-    latestEvents(deps.db, tenantId, { batchId, inboxIds }),
-  ]);
+  const { rows, rules, latest } = await readBatch(deps, tenantId, batchId, inboxIds);
   const decisions = await decideBatch(
     deps,
     tenantId,
@@ -156,6 +146,41 @@ export async function processAlertBatch(
   }
   // The job's result carries the decisions (with their inbox ids), so the API need not read them back.
   return { batch_id: batchId, decided: rows.length, counts, decisions };
+}
+
+/**
+ * What deciding a batch reads, in ONE statement: its undecided alerts (of `inboxIds`, when the job lists
+ * them), the tenant's enabled rules (with the built-in ones after them) and the latest event of each of
+ * the batch's fingerprints. Three reads cost three round trips and three statements per batch, a sixth of
+ * the worker's and Postgres's CPU under load.
+ */
+async function readBatch(deps: TriageDeps, tenantId: string, batchId: string, inboxIds?: number[]) {
+  const ofIds = inboxIds?.length ? sql`and id in (${sql.join(inboxIds)})` : sql``;
+  const { rows } = await sql<{
+    inbox: Array<{ id: number; alert: NormalizedAlert }>;
+    rules: Array<Omit<TriageRuleView, 'built_in'>>;
+    latest: LatestEvent[];
+  }>`
+    with b as (
+      select id, alert from triage_inbox
+      where tenant_id = ${tenantId} and batch_id = ${batchId} and processed_at is null ${ofIds})
+    select
+      (select coalesce(json_agg(json_build_object('id', id, 'alert', alert) order by id), '[]') from b) as inbox,
+      (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'kind', kind, 'match', match,
+          'action', action, 'enabled', enabled) order by created_at, id), '[]')
+        from triage_rules where tenant_id = ${tenantId} and enabled) as rules,
+      (select coalesce(json_agg(json_build_object('id', id, 'fingerprint', fingerprint,
+          'incident_id', incident_id, 'first_at', first_at, 'last_at', last_at)), '[]')
+        from (select distinct on (fingerprint) id, fingerprint, incident_id, first_at, last_at
+          from triage_events
+          where tenant_id = ${tenantId} and fingerprint in (select alert->>'fingerprint' from b)
+          order by fingerprint, last_at desc) e) as latest`.execute(deps.db);
+  const { inbox, rules, latest } = rows[0]!;
+  return {
+    rows: inbox,
+    rules: withBuiltInRules(deps, rules),
+    latest: latest.map((e) => ({ ...e, first_at: new Date(e.first_at), last_at: new Date(e.last_at) })),
+  };
 }
 
 /**
