@@ -2,13 +2,16 @@
 // worker as their own processes, the triage queue between them), side by side with bare BullMQ
 // (Queue.add + Worker + QueueEvents, waiting for each job's completion) carrying the same payloads, in
 // one run, on a scratch database and a Redis prefix of its own. `npm run bench:triage`; results in
-// docs/performance.md. Options: --alerts=3000 --concurrency=50 --fingerprints=20 --storm=10000
-//   --storm-batch=100 --warmup=200 --pool=10 (DATABASE_POOL_MAX of the API and the worker) --json=path
+// docs/performance.md. Options: --alerts=8000 --concurrency=50 --fingerprints=20 --storm=10000
+//   --storm-batch=100 --warmup=1000 (enough for both sides' code to be optimized before they are
+//   measured) --pool=10 (DATABASE_POOL_MAX of the API and the worker) --json=path
+//   --worker-concurrency=N (both workers' concurrency, ours and raw; default --concurrency)
 //   --cpu-prof=dir (V8 CPU profiles of the API and the worker, whole life)
 //   --profile=dir (V8 CPU profiles of the API and the worker during (a) ours only, summarized)
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import os from 'node:os';
 import { join } from 'node:path';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { sql } from '@opsi/db';
@@ -36,14 +39,14 @@ function option(name: string, fallback: number): number {
   return n;
 }
 const o = {
-  alerts: option('alerts', 3000),
-  warmup: option('warmup', 200),
+  alerts: option('alerts', 8000),
+  warmup: option('warmup', 1000),
   concurrency: option('concurrency', 50),
   fingerprints: option('fingerprints', 20),
   storm: option('storm', 10_000),
   stormBatch: option('storm-batch', 100),
   pool: option('pool', 10),
-  /** WORKER_CONCURRENCY_TRIAGE of our worker (the raw worker runs at --concurrency). */
+  /** WORKER_CONCURRENCY_TRIAGE of our worker and the raw Worker's concurrency: always the same. */
   workerConcurrency: option('worker-concurrency', 0),
 };
 const jsonPath = process.argv.find((a) => a.startsWith('--json='))?.slice('--json='.length);
@@ -157,7 +160,7 @@ async function raw(redisUrl: string, prefix: string, n: number, tag: string) {
     {
       connection,
       prefix: bullPrefix(prefix),
-      concurrency: o.concurrency,
+      concurrency: o.workerConcurrency || o.concurrency,
     },
   );
   await Promise.all([events.waitUntilReady(), worker.waitUntilReady()]);
@@ -184,6 +187,12 @@ async function raw(redisUrl: string, prefix: string, n: number, tag: string) {
 }
 
 async function main() {
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ');
+  log(`node ${process.version}, ${os.cpus().length} CPUs, load average ${load()}`);
   scratch = await createScratch();
   const s = scratch;
   log(`scratch database ${new URL(s.databaseUrl).pathname.slice(1)}, Redis prefix ${s.redisPrefix}`);
@@ -220,7 +229,10 @@ async function main() {
   await ours(url, token, o.warmup, 'warm');
   await raw(s.redisUrl, s.redisPrefix, o.warmup, 'warm');
 
-  log(`(a) ${o.alerts} alerts of ${o.fingerprints} fingerprints, ${o.concurrency} in flight, per side`);
+  log(
+    `(a) ${o.alerts} alerts of ${o.fingerprints} fingerprints, ${o.concurrency} in flight, per side; ` +
+      `worker concurrency ${o.workerConcurrency || o.concurrency} on both sides`,
+  );
   // CPU per alert in every process on the path (the client is this process; raw runs here alone).
   const meter = cpuMeterFor(s)({ API: [api.child.pid!], worker: [worker.child.pid!] });
   const perAlert = (cpu: Record<string, number>) =>
@@ -242,8 +254,10 @@ async function main() {
     }
   }
   before = await meter.snapshot();
+  const countsBeforeRaw = await serverCounts(s);
   const r1 = await raw(s.redisUrl, s.redisPrefix, o.alerts, 'a');
   const cpuRaw = perAlert(await meter.since(before));
+  const countsRaw = await serverCounts(s, countsBeforeRaw);
   log(`    ours ${a1.rate.toFixed(0)}/s, raw ${r1.rate.toFixed(0)}/s`);
   const batchesA = await s.db
     .selectFrom('triage_inbox')
@@ -258,6 +272,7 @@ async function main() {
       `${(countsOurs.commands / o.alerts).toFixed(2)} Redis commands`,
   );
   log(`    CPU ms per alert, raw:  ${cpuText(cpuRaw)}`);
+  log(`    per alert, raw: ${(countsRaw.commands / o.alerts).toFixed(2)} Redis commands`);
 
   log(`(b) storm: ${o.storm} alerts of ${o.fingerprints} fingerprints in batches of ${o.stormBatch}`);
   const t0 = performance.now();
@@ -345,6 +360,7 @@ async function main() {
     },
   ];
   console.log(renderTable(rows));
+  log(`load average at the end ${load()}`);
   if (jsonPath) writeFileSync(jsonPath, JSON.stringify({ options: o, rows }, null, 2));
   agent.destroy();
   await api.stop(5000);
