@@ -242,6 +242,10 @@ async function decideOne(
   if (fast) return fast;
   return deps.db.transaction().execute(async (tx) => {
     await lock(tx, `${tenantId}:triage:fp:${a.fingerprint}`);
+    // Another attempt of the same job may have decided this alert meanwhile (a stalled job taken over
+    // while its first worker still runs): then its decision stands, counted once.
+    const done = book && 'inboxId' in book ? await decidedAlready(tx, tenantId, book.inboxId) : undefined;
+    if (done) return done;
     const again = await repeat(tx, tenantId, a, at, windowMs, book);
     if (again) return again;
     await lock(tx, `${tenantId}:triage`);
@@ -367,21 +371,27 @@ async function repeat(
   windowMs: number,
   book: Bookkeeping,
 ): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
-  const bookkeeping =
-    book && 'inboxId' in book
-      ? sql`, b as (update triage_inbox set event_id = d.id, action = 'deduplicated', processed_at = now() from d where triage_inbox.id = ${book.inboxId})`
-      : book
-        ? sql`, b as (insert into triage_refs (tenant_id, ref, event_id) select ${tenantId}, ${book.ref}, d.id from d)`
-        : sql``;
+  const ofInbox = book && 'inboxId' in book;
+  const bookkeeping = ofInbox
+    ? sql`, b as (update triage_inbox set event_id = d.id, action = 'deduplicated', processed_at = now() from d where triage_inbox.id = ${book.inboxId})`
+    : book
+      ? sql`, b as (insert into triage_refs (tenant_id, ref, event_id) select ${tenantId}, ${book.ref}, d.id from d)`
+      : sql``;
+  // An inbox row is counted only while it is undecided: its row lock is taken first, and a concurrent
+  // attempt that decided it meanwhile leaves nothing to count (the lock's re-check sees processed_at).
+  const undecided = ofInbox
+    ? sql`u as (select id from triage_inbox where id = ${book.inboxId} and tenant_id = ${tenantId} and processed_at is null for update), `
+    : sql``;
+  const onlyUndecided = ofInbox ? sql`and exists (select 1 from u)` : sql``;
   const rows = await sql<{ id: string; incident_id: string | null; first_at: Date; last_at: Date }>`
-    with d as (
+    with ${undecided}d as (
       update triage_events set count = count + 1, last_at = greatest(last_at, ${at}), first_at = least(first_at, ${at}),
         status = ${a.status}
       where id = (
         select id from triage_events
         where tenant_id = ${tenantId} and fingerprint = ${a.fingerprint}
           and last_at >= ${new Date(at.getTime() - windowMs)} and first_at <= ${new Date(at.getTime() + windowMs)}
-        order by last_at desc limit 1)
+        order by last_at desc limit 1) ${onlyUndecided}
       returning id, incident_id, first_at, last_at)${bookkeeping}
     select id, incident_id, first_at, last_at from d`.execute(db);
   const row = rows.rows[0];
@@ -392,6 +402,28 @@ async function repeat(
         last: new Date(row.last_at).getTime(),
       }
     : undefined;
+}
+
+/** The decision an inbox row already holds (its row locked until the transaction ends), if it has one. */
+async function decidedAlready(
+  tx: Tx,
+  tenantId: string,
+  inboxId: number,
+): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
+  const row = await tx
+    .selectFrom('triage_inbox as b')
+    .leftJoin('triage_events as e', 'e.id', 'b.event_id')
+    .select(['b.processed_at', 'b.event_id', 'b.action', 'e.incident_id', 'e.first_at', 'e.last_at'])
+    .where('b.id', '=', inboxId)
+    .where('b.tenant_id', '=', tenantId)
+    .forUpdate('b')
+    .executeTakeFirst();
+  if (!row?.processed_at || row.event_id === null || !row.action) return undefined;
+  return {
+    decision: { event_id: Number(row.event_id), action: row.action, incident_id: row.incident_id ?? null },
+    first: new Date(row.first_at ?? row.processed_at).getTime(),
+    last: new Date(row.last_at ?? row.processed_at).getTime(),
+  };
 }
 
 async function decideNew(
