@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
-import { createRedis, type Redis } from '@opsi/redis';
 import {
   call,
   createTenantWithUser,
@@ -9,72 +7,50 @@ import {
   readSse,
   script,
   seqs,
+  until,
+  type ServiceProcess,
   type SseEvent,
   type SseResult,
 } from '../support/index';
-import { freePort, startService, type ServiceProcess } from '../support/processes';
+import { startSplitServices, type SplitServices } from '../support/split';
 
 // Agent runs end to end, with real processes: the API on its own, agent workers on their own (the
 // scripted engine plays `script:` prompts), a database cloned from the migrated template and a Redis
 // prefix of this file's own. The client side speaks plain HTTP and SSE. Tests run in order: the worker
 // set changes as workers are killed, drained and started.
 
-const REDIS_URL = 'redis://127.0.0.1:6379';
 const TERMINAL = ['run.completed', 'run.failed'];
 const SHUTDOWN_GRACE_MS = 20_000;
 
-let database: TestDatabase;
-let redis: Redis;
-const redisPrefix = `opsi_e2e_${randomBytes(5).toString('hex')}`;
-let api: ServiceProcess | undefined;
-/** Every worker started, so afterAll stops whichever are still alive. */
+let svc: SplitServices;
+/** Every worker started, so a test can find the ones still alive. */
 const workers: ServiceProcess[] = [];
 let token = '';
 
 /** Runs seen to their end by a client: the last seq the client saw, checked against the rows. */
 const finished = new Map<string, { lastSeq: number; kind: string }>();
 
-const base = () => api!.url;
+const base = () => svc.base;
 const streamUrl = (params: Record<string, string>) =>
   `${base()}/api/v1/stream?${new URLSearchParams(params)}`;
 const attachUrl = (params: Record<string, string>) =>
   `${base()}/api/v1/stream/attach?${new URLSearchParams(params)}`;
 
-async function startWorker(env: Record<string, string> = {}): Promise<ServiceProcess> {
-  const metricsPort = await freePort();
-  const worker = await startService(
-    {
-      DATABASE_URL: database.url,
-      DATABASE_POOL_MAX: '3',
-      REDIS_URL,
-      REDIS_PREFIX: redisPrefix,
-      NODE_ENV: 'test',
-      LOG_LEVEL: 'info',
-      AGENT_ENGINE: 'scripted',
-      WORKER_LOCK_DURATION_MS: '2000',
-      WORKER_STALLED_INTERVAL_MS: '1000',
-      RUN_SWEEP_INTERVAL_MS: '2000',
-      WORKER_SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
-      WORKER_METRICS_PORT: String(metricsPort),
-      ...env,
-    },
-    { entry: 'apps/worker/src/main.ts', readyUrl: `http://127.0.0.1:${metricsPort}/healthz` },
-  );
+async function startWorker(): Promise<ServiceProcess> {
+  const worker = await svc.startWorker({
+    // info: the SIGTERM test reads the worker's "worker stopping" and "worker stopped" lines.
+    LOG_LEVEL: 'info',
+    AGENT_ENGINE: 'scripted',
+    WORKER_LOCK_DURATION_MS: '2000',
+    WORKER_STALLED_INTERVAL_MS: '1000',
+    RUN_SWEEP_INTERVAL_MS: '2000',
+    WORKER_SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
+  });
   workers.push(worker);
   return worker;
 }
 
 const alive = (p: ServiceProcess) => p.child.exitCode === null && p.child.signalCode === null;
-
-async function until<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, boundMs = 60_000) {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** A promise awaited later: a failure before then must not surface as an unhandled rejection. */
 function background<T>(promise: Promise<T>): Promise<T> {
@@ -83,7 +59,7 @@ function background<T>(promise: Promise<T>): Promise<T> {
 }
 
 function runRow(runId: string) {
-  return database.db
+  return svc.t.db
     .selectFrom('agent_runs')
     .select(['id', 'status', 'last_seq', 'attempts', 'session_id'])
     .where('id', '=', runId)
@@ -126,40 +102,15 @@ function expectStreamHead(res: SseResult) {
 }
 
 beforeAll(async () => {
-  database = await createTestDatabase();
-  redis = createRedis(REDIS_URL, 'command');
-  const member = await createTenantWithUser({ db: database.db });
-  token = (await mintTestToken({ db: database.db }, member, 'read_write')).token;
-  api = await startService(
-    { DATABASE_URL: database.url, REDIS_URL, REDIS_PREFIX: redisPrefix, NODE_ENV: 'test' },
-    { entry: 'apps/api/src/main.ts' },
-  );
+  // The worker is this file's own (startWorker, above); the API keeps its default database pool.
+  svc = await startSplitServices({ worker: false, apiEnv: { DATABASE_POOL_MAX: undefined } });
+  const member = await createTenantWithUser(svc.t);
+  token = (await mintTestToken(svc.t, member, 'read_write')).token;
   await startWorker();
 });
 
 afterAll(async () => {
-  const problems: unknown[] = [];
-  const attempt = async (fn: () => Promise<unknown>) => {
-    try {
-      await fn();
-    } catch (e) {
-      problems.push(e);
-    }
-  };
-  await Promise.all([...workers, ...(api ? [api] : [])].map((p) => attempt(() => p.stop(10_000))));
-  if (redis) {
-    await attempt(async () => {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
-    });
-    redis.disconnect();
-  }
-  if (database) await attempt(() => database.close());
-  if (problems.length) throw problems[0];
+  await svc?.stop();
 });
 
 describe('POST /api/v1/ask', () => {

@@ -145,20 +145,8 @@ export async function startDrillRedis(opts: { aof?: boolean } = {}): Promise<Dri
   };
 }
 
-/** Polls `probe` until it answers something other than undefined; throws past the bound. */
-export async function until<T>(
-  what: string,
-  probe: () => Promise<T | undefined> | T | undefined,
-  boundMs = 60_000,
-): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** The drills' polling helper is the shared one (./poll), also exported from the support index. */
+export { until } from './poll';
 
 /** Writes 64 KB values until Redis (at maxmemory, noeviction) refuses one. */
 export async function fillUp(redis: { set(key: string, value: string): Promise<unknown> }) {

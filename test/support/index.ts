@@ -205,6 +205,7 @@ export async function call(
 
 export * from './sse';
 export * from './processes';
+export * from './poll';
 
 /** Starts the worker in-process against the context (the scripted engine unless told otherwise). */
 export async function startTestWorker(

@@ -6,7 +6,7 @@ import { freePort, runAdmin, startService, type ServiceProcess } from './process
 export interface SplitServices {
   /** The file's own database and Redis prefix. */
   t: TestContext;
-  /** The environment the processes got; operator commands run with it. */
+  /** The environment the processes got (the API with `apiEnv` over it); operator commands run with it. */
   env: Record<string, string>;
   /** The API's base URL. */
   base: string;
@@ -24,10 +24,17 @@ export interface SplitServices {
 /**
  * Starts the API (and by default a worker serving the default queues; a scheduler on request) as real
  * processes on a fresh test database and Redis prefix, with demo seeding off: the black-box and
- * end-to-end files all begin this way.
+ * end-to-end files all begin this way. `env` goes to every process; `apiEnv` to the API alone, over
+ * `env`, where a setting given as undefined is left out so the API takes its default (e.g.
+ * `{ DATABASE_POOL_MAX: undefined }`: the API with its default pool, the workers capped at 3).
  */
 export async function startSplitServices(
-  opts: { env?: Record<string, string>; worker?: boolean; scheduler?: boolean } = {},
+  opts: {
+    env?: Record<string, string>;
+    apiEnv?: Record<string, string | undefined>;
+    worker?: boolean;
+    scheduler?: boolean;
+  } = {},
 ): Promise<SplitServices> {
   const t = await createTestContext();
   const env: Record<string, string> = {
@@ -55,7 +62,7 @@ export async function startSplitServices(
     return worker;
   };
   try {
-    const api = await startService(env, { entry: 'apps/api/src/main.ts' });
+    const api = await startService({ ...env, ...opts.apiEnv }, { entry: 'apps/api/src/main.ts' });
     started.push(api);
     const worker = opts.worker === false ? undefined : await startWorker();
     let scheduler: ServiceProcess | undefined;
