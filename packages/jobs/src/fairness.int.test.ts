@@ -166,6 +166,29 @@ describe('the per-tenant backlog bound', () => {
   });
 });
 
+describe('admissions while nothing waits', () => {
+  it('get consecutive places: once their jobs land they count one each, and a later tenant is not put behind all of them', async () => {
+    const { producer, worker, turn } = setup(testRedisUrl(), 3);
+    const a = randomUUID();
+    const b = randomUUID();
+    // Three admissions of A before any of its jobs is in the queue (racing requests, or an API process
+    // between its admission and its enqueue), then their jobs.
+    const places = [];
+    for (let i = 0; i < 3; i++) places.push(await producer.admit('agent', a));
+    expect(new Set(places.map((p) => p.priority)).size).toBe(3);
+    for (const place of places) await producer.enqueue('agent', 'turn', turn(a), place);
+    // A's three waiting jobs are its bound: the fourth is refused.
+    await expect(producer.admit('agent', a)).rejects.toMatchObject({ backlog: 3, limit: 3 });
+    await producer.enqueue('agent', 'turn', turn(b), await producer.admit('agent', b));
+    const seen: string[] = [];
+    worker(seen);
+    await until('every job processed', () => (seen.length === 4 ? true : undefined));
+    // Round-robin as for a flood (see above): B shares the level after the head with A's second job and
+    // comes after it. One shared place would have put B behind all three.
+    expect(seen).toEqual([a, a, b, a]);
+  });
+});
+
 describe('Redis at maxmemory with noeviction', () => {
   let redis: DrillRedis | undefined;
   afterAll(async () => redis?.destroy());

@@ -36,12 +36,15 @@ if head[2] then
   last = tonumber(redis.call('HGET', KEYS[2], field) or '0')
   if last >= v then backlog = last - v + 1 else last = v end
 else
-  -- Nothing waits: no tenant has a backlog. Start the clock again once it has run far.
+  -- Nothing waits: no tenant has a backlog. Start the clock again once it has run far. The job still
+  -- goes after the tenant's own last place: admissions racing here (their jobs not enqueued yet) get
+  -- consecutive places, each counted once its job lands, not one shared place that would count as one
+  -- job. (A place the tenant held long ago is passed by the clock as soon as this job is at the head.)
   if v >= tonumber(ARGV[4]) then
     redis.call('DEL', KEYS[2])
     v = 0
   end
-  last = v
+  last = math.max(v, tonumber(redis.call('HGET', KEYS[2], field) or '0'))
 end
 if limit > 0 and backlog >= limit then return {-1, backlog} end
 local p = last + 1
