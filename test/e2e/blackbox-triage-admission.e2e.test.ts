@@ -222,7 +222,7 @@ describe(`A at its bound (QUEUE_TENANT_BACKLOG_MAX=${BOUND}, no triage worker)`,
   let bSent: Sent[] = [];
   let rowsAtBound: Record<string, number> = {};
 
-  it('setup: A has decided events (pending: false) while a worker serves triage; then the worker stops', async () => {
+  it('setup, api.md "Triage": "It answers 202 once the triage job has decided the batch": A has decided events (pending: false) while a worker serves triage; then the worker stops', async () => {
     expect(tables, 'triage tables with tenant_id').toEqual(expect.arrayContaining(['triage_events']));
     const first = await Promise.all(
       Array.from({ length: 4 }, (_, i) => post(slow, A.rw, ours(`pre-${k}-${i % 2}`, i, 'low'))),
@@ -241,10 +241,14 @@ describe(`A at its bound (QUEUE_TENANT_BACKLOG_MAX=${BOUND}, no triage worker)`,
     expect(overviewBefore.pipeline.received).toBe(decidedBefore);
   }, 60_000);
 
-  it('README: "Without a triage worker, posted alerts are … answered pending: true after TRIAGE_WAIT_MS" and operations.md "Backlog bound": "how many jobs of one tenant may wait in one queue. A request that would add one more (… POST /api/v1/triage/alerts) answers 503 {detail} … with Retry-After: 10" (the count "give or take one")', async () => {
+  it('operations.md "Triage and incidents": "Without a triage worker, posted alerts are stored and answered pending: true after TRIAGE_WAIT_MS" and "Backlog bound": "how many jobs of one tenant may wait in one queue. A request that would add one more (… POST /api/v1/triage/alerts) answers 503 {detail} … with Retry-After: 10" (the count "give or take one")', async () => {
     let refused: Awaited<ReturnType<typeof post>> | undefined;
     for (let i = 0; i < BOUND + 3 && !refused; i++) {
-      const r = await post(fast, A.rw, FILL.map((fp) => ours(fp, i)));
+      const r = await post(
+        fast,
+        A.rw,
+        FILL.map((fp) => ours(fp, i)),
+      );
       if (r.status === 503) {
         refused = r;
         break;
@@ -254,12 +258,14 @@ describe(`A at its bound (QUEUE_TENANT_BACKLOG_MAX=${BOUND}, no triage worker)`,
       expect(typeof r.body.batch_id, r.text).toBe('string');
       admitted += 2;
     }
-    expect(refused, `a refusal within ${BOUND + 3} sequential posts (admitted ${admitted / 2})`).toBeDefined();
+    expect(
+      refused,
+      `a refusal within ${BOUND + 3} sequential posts (admitted ${admitted / 2})`,
+    ).toBeDefined();
     expectRefused(refused!, 'the post over the bound');
     expect(admitted / 2).toBeGreaterThanOrEqual(BOUND - 1);
     expect(admitted / 2).toBeLessThanOrEqual(BOUND + 1);
     rowsAtBound = await rowCounts(A.m.tenant.id);
-    console.log('DEBUGFILL admitted batches', admitted / 2, refused?.body?.detail);
   }, 60_000);
 
   it('operations.md "Backlog bound": "Posted alerts are admitted per batch (every request of a refused batch gets the 503)", "before anything is written", "other tenants are not affected": 36 concurrent posts of A (single alerts, arrays, {alerts}, Alertmanager v4; over both API processes) are all 503 {detail} + Retry-After: 10, while B posting at the same time is 202', async () => {
@@ -329,7 +335,9 @@ describe(`A at its bound (QUEUE_TENANT_BACKLOG_MAX=${BOUND}, no triage worker)`,
     const bFinal = await events(B.ro);
     expect(countSum(bFinal)).toBe(bWant);
     expect(Object.keys(byFingerprint(bFinal)).sort()).toEqual(bSent.flatMap((s) => s.fps).sort());
-    expect(await rowsMentioning(A.m.tenant.id, burstTag)).toEqual(Object.fromEntries(tables.map((n) => [n, 0])));
+    expect(await rowsMentioning(A.m.tenant.id, burstTag)).toEqual(
+      Object.fromEntries(tables.map((n) => [n, 0])),
+    );
   }, 60_000);
 
   it('operations.md: "other tenants are not affected" / the bound is a backlog, not a quota: once drained, 12 concurrent posts of A are 202 and decided again (pending: false, each answer its own alerts in order)', async () => {
@@ -341,7 +349,10 @@ describe(`A at its bound (QUEUE_TENANT_BACKLOG_MAX=${BOUND}, no triage worker)`,
       expect(r.status, `request ${i}: ${r.text}`).toBe(202);
       expect(r.body.pending, `request ${i}: ${r.text}`).toBe(false);
       expect(r.body.accepted).toBe(sent[i]!.fps.length);
-      expect(r.body.events.map((e: any) => fpOf.get(e.id)), `request ${i}`).toEqual(sent[i]!.fps);
+      expect(
+        r.body.events.map((e: any) => fpOf.get(e.id)),
+        `request ${i}`,
+      ).toEqual(sent[i]!.fps);
     });
     expect(countSum(evs)).toBe(decidedBefore + admitted + sent.reduce((s, x) => s + x.fps.length, 0));
   }, 60_000);
@@ -382,7 +393,10 @@ describe('below the bound (a worker serves triage)', () => {
       expect(r.status, `request ${i}: ${r.text}`).toBe(202);
       expect(r.body.pending, `request ${i}: ${r.text}`).toBe(false);
       expect(r.body.accepted, `request ${i}`).toBe(sent[i]!.fps.length);
-      expect(r.body.events.map((e: any) => fpOf.get(e.id)), `request ${i}`).toEqual(sent[i]!.fps);
+      expect(
+        r.body.events.map((e: any) => fpOf.get(e.id)),
+        `request ${i}`,
+      ).toEqual(sent[i]!.fps);
     });
     const total = sent.reduce((s, x) => s + x.fps.length, 0);
     expect(evs).toHaveLength(total); // every fingerprint distinct
@@ -414,7 +428,7 @@ describe('below the bound (a worker serves triage)', () => {
     const rows1 = await rowCounts(C.m.tenant.id);
     // the 5 read_write alerts (one fingerprint, medium: no incident) add one event row and, in the
     // inbox, one row each; no other row of the tenant changes
-    const expected = { ...rows0, triage_events: rows0.triage_events! + 1 };
+    const expected: Record<string, number> = { ...rows0, triage_events: rows0.triage_events! + 1 };
     if ('triage_inbox' in rows0) expected.triage_inbox = rows0.triage_inbox! + 5;
     expect(rows1).toEqual(expected);
   }, 60_000);
@@ -422,7 +436,7 @@ describe('below the bound (a worker serves triage)', () => {
 
 // ---------------------------------------------------------------------------------------------------
 describe('at the edge of the bound: waves of concurrent posts, no worker, then a worker', () => {
-  it('operations.md "Backlog bound": "Posted alerts are admitted per batch (every request of a refused batch gets the 503)", "before anything is written": 4 waves of 10 concurrent mixed posts of A with no worker → each 202 pending or 503 {detail} + Retry-After: 10; at most BOUND (+1) batches admitted; once a worker starts, exactly the alerts answered 202 are decided, and nothing of the 503 ones is stored', async () => {
+  it('operations.md "Backlog bound": "how many jobs of one tenant may wait in one queue", "The count is the tenant\'s waiting jobs …, give or take one", "Posted alerts are admitted per batch (every request of a refused batch gets the 503)", "before anything is written"; architecture.md: "One Lua script … so concurrent producers agree"; README: "Start as many API and worker processes as you need": 4 waves of 10 concurrent mixed posts of A over two API processes with no worker → each 202 pending or 503 {detail} + Retry-After: 10; at most BOUND+1 batches admitted; once a worker starts, exactly the alerts answered 202 are decided, and nothing of the 503 ones is stored', async () => {
     await worker!.stop();
     worker = undefined;
     const k = tag();
@@ -433,10 +447,11 @@ describe('at the edge of the bound: waves of concurrent posts, no worker, then a
     for (let wave = 0; wave < 4; wave++) {
       const batch = Array.from({ length: 10 }, (_, i) => mixed(`edge-${k}-w${wave}`, i));
       sent.push(...batch);
-      answers.push(...(await Promise.all(batch.map((s, i) => post(i % 4 === 3 && !process.env.EDGE_SINGLE ? slow : fast, A.rw, s.body)))));
+      answers.push(
+        ...(await Promise.all(batch.map((s, i) => post(i % 4 === 3 ? slow : fast, A.rw, s.body)))),
+      );
       await sleep(FAST_WAIT_MS + 200); // earlier batches answered: their slots are free, their jobs still wait
     }
-    console.log('DEBUG', answers.map((r, i) => `w${Math.floor(i / 10)} #${i % 10} ${(i % 10) % 4 === 3 && !process.env.EDGE_SINGLE ? 'slow' : 'fast'} ${r.status} ${r.body?.batch_id ?? ''} ${r.body?.detail ?? ''}`).join('\n'));
     const ok = answers.map((r, i) => ({ r, s: sent[i]! })).filter((x) => x.r.status === 202);
     const refused = answers.map((r, i) => ({ r, s: sent[i]!, i })).filter((x) => x.r.status !== 202);
     for (const { r, i } of refused) expectRefused(r, `edge request ${i}`);
@@ -448,13 +463,24 @@ describe('at the edge of the bound: waves of concurrent posts, no worker, then a
     }
     expect(ok.length, 'at least one post admitted (A had no backlog)').toBeGreaterThan(0);
     expect(refused.length, 'at least one post refused (the backlog only grows)').toBeGreaterThan(0);
+    // one job per admitted batch ("its job id is the batch id"), and no worker takes any: every admitted
+    // batch is a waiting job of A, so at most BOUND (give or take one) may be admitted. Soft, so that
+    // the storage checks below still run and report.
     const batches = new Set(ok.map((x) => x.r.body.batch_id));
-    expect(batches.size, `admitted batches ${[...batches].join(', ')}`).toBeLessThanOrEqual(BOUND + 1);
+    expect
+      .soft(
+        batches.size,
+        `admitted batches (each a waiting job of A; refusals said: ${refused[0]?.r.body?.detail}) ${[...batches].join(', ')}`,
+      )
+      .toBeLessThanOrEqual(BOUND + 1);
     // nothing of the refused requests is in the database
     for (const { s, i } of refused) {
       for (const fp of s.fps) {
         const m = await rowsMentioning(A.m.tenant.id, fp);
-        expect(Object.values(m).reduce((a, n) => a + n, 0), `refused request ${i}, ${fp}`).toBe(0);
+        expect(
+          Object.values(m).reduce((a, n) => a + n, 0),
+          `refused request ${i}, ${fp}`,
+        ).toBe(0);
       }
     }
     const admittedAlerts = ok.reduce((a, x) => a + x.s.fps.length, 0);
