@@ -256,8 +256,8 @@ async function decideOne(
 }
 
 /**
- * Decides a batch of posted alerts in one pass, in order. The rules, and the latest event of each
- * fingerprint, are read once. A repeat (same fingerprint, within the window of the event's span as this
+ * Decides a batch of posted alerts in one pass, in order, given the tenant's rules and the latest event
+ * of each of the batch's fingerprints (read with the batch, in one statement). A repeat (same fingerprint, within the window of the event's span as this
  * pass knows it) is counted in memory, and all of those are written at the end in ONE statement that marks
  * their inbox rows and adds to their events' counts only for rows not marked yet: a worker that dies
  * before it leaves those rows undecided, and the retry decides them (never twice).
@@ -266,18 +266,14 @@ export async function decideBatch(
   deps: TriageDeps,
   tenantId: string,
   items: Array<{ inboxId: number; alert: NormalizedAlert }>,
-  known?: { rules?: TriageRuleView[]; latest?: LatestEvent[] },
+  { rules, latest }: { rules: TriageRuleView[]; latest: LatestEvent[] },
 ): Promise<TriageDecision[]> {
   if (!items.length) return [];
-  const [rules, latest] = await Promise.all([
-    known?.rules ?? rulesFor(deps, tenantId),
-    known?.latest ?? latestEvents(deps.db, tenantId, [...new Set(items.map((i) => i.alert.fingerprint))]),
-  ]);
   const seen = new Map<string, { eventId: number; incidentId: string | null; first: number; last: number }>(
     latest.map((e) => [
       e.fingerprint,
       {
-        eventId: Number(e.id),
+        eventId: e.id,
         incidentId: e.incident_id,
         first: new Date(e.first_at).getTime(),
         last: new Date(e.last_at).getTime(),
@@ -305,29 +301,13 @@ export async function decideBatch(
   return out;
 }
 
+/** The latest event of a fingerprint, as read with a batch (JSON: its times are ISO strings). */
 export interface LatestEvent {
-  id: string | number;
+  id: number;
   fingerprint: string;
   incident_id: string | null;
-  first_at: Date;
-  last_at: Date;
-}
-
-/**
- * The latest event of each fingerprint, in one read: a repeat of it within its window is counted in
- * memory like an in-batch repeat; one that is not goes the one-by-one way, which re-checks.
- */
-export async function latestEvents(db: Db, tenantId: string, fingerprints: string[]): Promise<LatestEvent[]> {
-  if (!fingerprints.length) return [];
-  return db
-    .selectFrom('triage_events')
-    .select(['id', 'fingerprint', 'incident_id', 'first_at', 'last_at'])
-    .distinctOn('fingerprint')
-    .where('tenant_id', '=', tenantId)
-    .where('fingerprint', 'in', fingerprints)
-    .orderBy('fingerprint')
-    .orderBy('last_at', 'desc')
-    .execute();
+  first_at: string;
+  last_at: string;
 }
 
 interface DeferredRepeat {

@@ -176,11 +176,7 @@ async function readBatch(deps: TriageDeps, tenantId: string, batchId: string, in
           where tenant_id = ${tenantId} and fingerprint in (select alert->>'fingerprint' from b)
           order by fingerprint, last_at desc) e) as latest`.execute(deps.db);
   const { inbox, rules, latest } = rows[0]!;
-  return {
-    rows: inbox,
-    rules: withBuiltInRules(deps, rules),
-    latest: latest.map((e) => ({ ...e, first_at: new Date(e.first_at), last_at: new Date(e.last_at) })),
-  };
+  return { rows: inbox, rules: withBuiltInRules(deps, rules), latest };
 }
 
 /**
