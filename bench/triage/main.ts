@@ -10,24 +10,16 @@
 //   --profile=dir (V8 CPU profiles of the API and the worker during (a) ours only, summarized)
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { sql } from '@opsi/db';
 import { bullPrefix } from '@opsi/jobs';
 import { createRedis } from '@opsi/redis';
-import { createTenantWithUser, freePort, mintTestToken } from '@opsi/test-support';
-import {
-  createScratch,
-  liveServices,
-  startService,
-  stopInProcess,
-  track,
-  waitReady,
-  type Scratch,
-} from '../runs/lib/env';
+import { createTenantWithUser, mintTestToken } from '@opsi/test-support';
+import { createScratch, liveServices, stopInProcess, track, type Scratch } from '../runs/lib/env';
 import { cpuMeterFor, cpuText } from '../runs/lib/cpu';
+import { closeClient, send, startTriageServices } from './lib';
 import { renderProfile, summarizeProfile } from '../runs/lib/profile';
 import { percentile, pool, renderTable, type Row } from '../runs/lib/stats';
 
@@ -92,47 +84,16 @@ async function cleanup() {
 }
 process.on('SIGINT', () => void cleanup().then(() => process.exit(130)));
 
-/**
- * A deliberately thin client (node:http, keep-alive, one socket per request in flight), as bench/runs and
- * bench/pulse use, so the load generator costs little of the two cores the service shares with it:
- * `fetch` (undici) spent 0.48 ms of CPU per request here, node:http about a third of that.
- */
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function postJson(url: string, token: string, body: unknown): Promise<{ status: number; text: string }> {
-  const payload = Buffer.from(JSON.stringify(body));
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          'content-length': String(payload.length),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
 /** Ours: one alert per request, `concurrency` requests in flight; each answer carries the decided action. */
 async function ours(url: string, token: string, n: number, tag: string) {
   const latencies: number[] = [];
   const started = performance.now();
   await pool(n, o.concurrency, async (i) => {
     const t0 = performance.now();
-    const res = await postJson(`${url}/api/v1/triage/alerts`, token, alert(i, o.fingerprints, tag));
+    const res = await send(`${url}/api/v1/triage/alerts`, 'POST', {
+      token,
+      body: alert(i, o.fingerprints, tag),
+    });
     const body = JSON.parse(res.text) as { pending: boolean; events: Array<{ action: string }> };
     if (res.status !== 202 || body.pending || !body.events[0]?.action)
       throw new Error(`no decision: ${res.status} ${res.text}`);
@@ -200,30 +161,12 @@ async function main() {
   const { token } = await mintTestToken(s, member, 'read_write');
   const stormMember = await createTenantWithUser(s);
   const stormToken = (await mintTestToken(s, stormMember, 'read_write')).token;
-  const port = await freePort();
-  const env = {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: s.databaseUrl,
-    REDIS_URL: s.redisUrl,
-    REDIS_PREFIX: s.redisPrefix,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DEMO_SEED: 'false',
-    WORKER_QUEUES: 'triage',
-    WORKER_CONCURRENCY_TRIAGE: String(o.workerConcurrency || o.concurrency),
-    WORKER_METRICS_PORT: '0',
-    WORKER_SHUTDOWN_GRACE_MS: '2000',
-    TRIAGE_WAIT_MS: '30000',
-    DATABASE_POOL_MAX: String(o.pool),
-    SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
-  };
   const nodeArgs = cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${cpuProfDir}`] : [];
-  const api = startService('api', 'apps/api/src/main.ts', env, nodeArgs);
-  const worker = startService('worker', 'apps/worker/src/main.ts', env, nodeArgs);
-  const url = `http://127.0.0.1:${port}`;
-  await waitReady(url, api);
-  await worker.waitForOutput('worker ready');
+  const { api, worker, url } = await startTriageServices(s, {
+    workerConcurrency: o.workerConcurrency || o.concurrency,
+    pool: o.pool,
+    nodeArgs,
+  });
 
   log(`warm-up: ${o.warmup} alerts per side`);
   await ours(url, token, o.warmup, 'warm');
@@ -280,7 +223,7 @@ async function main() {
   await pool(batches, Math.min(o.concurrency, 10), async (b) => {
     const size = Math.min(o.stormBatch, o.storm - b * o.stormBatch);
     const body = Array.from({ length: size }, (_, j) => alert(b * o.stormBatch + j, o.fingerprints, 'storm'));
-    const res = await postJson(`${url}/api/v1/triage/alerts`, stormToken, body);
+    const res = await send(`${url}/api/v1/triage/alerts`, 'POST', { token: stormToken, body });
     if (res.status !== 202) throw new Error(`storm batch refused: ${res.status} ${res.text}`);
   });
   // Every alert decided (a batch past TRIAGE_WAIT_MS would still be deciding).
@@ -362,7 +305,7 @@ async function main() {
   console.log(renderTable(rows));
   log(`load average at the end ${load()}`);
   if (jsonPath) writeFileSync(jsonPath, JSON.stringify({ options: o, rows }, null, 2));
-  agent.destroy();
+  closeClient();
   await api.stop(5000);
   await worker.stop(5000);
 }
