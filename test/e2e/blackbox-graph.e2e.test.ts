@@ -8,6 +8,7 @@ import {
   type TestMember,
 } from '../support/index';
 import { startSplitServices, type SplitServices } from '../support/split';
+import { until as pollUntil } from '../support/poll';
 
 // Black-box checks of issue 11 (infrastructure graph and resilience) from the contract alone:
 // decisions.md "Wave 2 shapes". Real API and worker processes, a `small` demo, HTTP only; facts about
@@ -53,15 +54,8 @@ function expectNode(n: any) {
   for (const k of NODE_KEYS) expect(n, `node field ${k}`).toHaveProperty(k);
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 90_000): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 90_000) =>
+  pollUntil(what, probe, boundMs, 500);
 
 const admin = (args: string[]) => svc.admin(args);
 

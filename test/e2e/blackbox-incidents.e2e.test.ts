@@ -10,6 +10,7 @@ import {
   type TestMember,
 } from '../support/index';
 import { startSplitServices, type SplitServices } from '../support/split';
+import { until as pollUntil } from '../support/poll';
 
 // Black-box checks of issue 13 (incidents and triage) from the contract alone: api-v1.md (Incidents,
 // Triage, Errors, Limits), decisions.md (Incidents; Wave 2 shapes). Real API and worker processes, a
@@ -62,15 +63,8 @@ let rwPoor = '';
 const req = (method: string, path: string, token: string, body?: unknown) =>
   call(base, method, path, body === undefined ? { token } : { token, body });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 90_000): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 90_000) =>
+  pollUntil(what, probe, boundMs, 500);
 
 const admin = (args: string[]) => svc.admin(args, 240_000);
 

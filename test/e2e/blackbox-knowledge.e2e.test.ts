@@ -12,6 +12,7 @@ import {
 } from '../support/index';
 import { freePort, type ServiceProcess } from '../support/processes';
 import { startSplitServices, type SplitServices } from '../support/split';
+import { until as pollUntil } from '../support/poll';
 
 // Black-box checks of issue 15 (morning report, notifications, integrations catalog, runbooks,
 // learnings, webhook notifier) from the contract alone: api-v1.md "Knowledge, notifications, tools,
@@ -39,15 +40,8 @@ const received: Received[] = [];
 let receiver: Server;
 let receiverUrl = '';
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) =>
+  pollUntil(what, probe, boundMs, 500);
 
 const admin = (args: string[]) => svc.admin(args);
 

@@ -10,6 +10,7 @@ import {
   type TestMember,
 } from '../support/index';
 import { startSplitServices, type SplitServices } from '../support/split';
+import { until as pollUntil } from '../support/poll';
 
 // Black-box checks of issue 12 (guided resolution plans) from the contract alone: api-v1.md
 // (Resolution plan and steps; Pulse evidence and resolution wizard; Errors; Limits) and decisions.md
@@ -72,15 +73,8 @@ const confirmedIn: string[] = []; // findings whose plan had a step confirmed by
 const post = (path: string, token = rwA, body?: unknown) => call(base, 'POST', path, { token, body });
 const get = (path: string, token = rwA) => call(base, 'GET', path, { token });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 400));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) =>
+  pollUntil(what, probe, boundMs, 400);
 
 const admin = (args: string[]) => svc.admin(args);
 

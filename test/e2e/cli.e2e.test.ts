@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
 import { call, loginOverHttp, readSse, runCli, script } from '../support/index';
 import { startCli } from '../support/cli';
 import { REPO_ROOT, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { until as pollUntil } from '../support/poll';
 
 // Every `opsi` command against the real service: `npm start`'s process (API, worker and scheduler, the
 // scripted agent engine) on a cloned database and real Redis, its demo tenant scanned on first start.
@@ -33,15 +34,8 @@ const env = (extra: Record<string, string> = {}) => ({
 const opsi = (args: string[], extra: Record<string, string> = {}, stdin?: string) =>
   runCli(args, env(extra), stdin);
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) =>
+  pollUntil(what, probe, boundMs, 500);
 
 beforeAll(async () => {
   database = await createTestDatabase();

@@ -3,6 +3,7 @@ import { sql } from '@opsi/db';
 import { call, createTenantWithUser, mintTestToken } from '../support/index';
 import { type ServiceProcess } from '../support/processes';
 import { startSplitServices, type SplitServices } from '../support/split';
+import { until as pollUntil } from '../support/poll';
 
 // A triage worker SIGKILLed in the middle of a coalesced batch: the batch is taken over by another worker
 // and every alert is decided exactly once (no alert lost, none counted twice), with real processes.
@@ -18,15 +19,8 @@ const startWorker = (): Promise<ServiceProcess> =>
     WORKER_STALLED_INTERVAL_MS: '1000',
   });
 
-async function until<T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) =>
+  pollUntil(what, probe, boundMs, 25);
 
 const processed = async () =>
   (
