@@ -17,7 +17,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { join } from 'node:path';
-import { createTenantWithUser, freePort, mintTestToken } from '@opsi/test-support';
+import { createTenantWithUser, mintTestToken } from '@opsi/test-support';
 import { jobsOurs, jobsRaw, enqueueBulkRaw, type JobRound } from './jobs';
 import {
   healthzLatency,
@@ -31,9 +31,9 @@ import { cpuMeterFor, cpuText } from './lib/cpu';
 import {
   createScratch,
   liveServices,
+  startApiAndWorker,
   startService,
   stopInProcess,
-  waitReady,
   type Scratch,
   type Service,
 } from './lib/env';
@@ -138,27 +138,18 @@ async function main() {
   const member = await createTenantWithUser(s, { budget: 1_000_000 });
   const { token } = await mintTestToken(s, member, 'read_write');
 
-  const port = await freePort();
-  const serviceEnv = {
+  const {
+    api,
+    worker,
+    url: apiUrl,
+  } = await startApiAndWorker(s, {
     NODE_ENV: 'test',
     LOG_LEVEL: 'info',
-    DATABASE_URL: s.databaseUrl,
-    REDIS_URL: s.redisUrl,
-    REDIS_PREFIX: s.redisPrefix,
-    HOST: '127.0.0.1',
-    PORT: String(port),
     AGENT_ENGINE: 'scripted',
-    DEMO_SEED: 'false',
     WORKER_QUEUES: 'agent',
     WORKER_CONCURRENCY_AGENT: String(AGENT_CONCURRENCY),
-    WORKER_METRICS_PORT: '0',
     WORKER_SHUTDOWN_GRACE_MS: '2000',
-  };
-  const api = startService('api', 'apps/api/src/main.ts', serviceEnv);
-  const worker = startService('worker', 'apps/worker/src/main.ts', serviceEnv);
-  const apiUrl = `http://127.0.0.1:${port}`;
-  await waitReady(apiUrl, api);
-  await worker.waitForOutput('worker ready');
+  });
   log(`API (apps/api/src/main.ts) at ${apiUrl}, worker (apps/worker/src/main.ts), AGENT_ENGINE=scripted`);
 
   // (a) ------------------------------------------------------------------------------------------------

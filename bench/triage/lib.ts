@@ -1,8 +1,7 @@
 // What bench/triage's benchmark (main.ts) and its CPU ladder (floor.ts) share: the thin HTTP client and
 // the API and worker processes with the benchmark's settings.
 import http from 'node:http';
-import { freePort } from '@opsi/test-support';
-import { startService, waitReady, type Scratch, type Service } from '../runs/lib/env';
+import { startApiAndWorker, type Scratch, type Service } from '../runs/lib/env';
 
 /**
  * A deliberately thin client (node:http, keep-alive, one socket per request in flight), as bench/runs and
@@ -58,28 +57,18 @@ export async function startTriageServices(
   s: Scratch,
   o: { workerConcurrency: number; pool: number; nodeArgs?: string[] },
 ): Promise<{ api: Service; worker: Service; url: string }> {
-  const port = await freePort();
-  const env = {
-    NODE_ENV: 'production',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: s.databaseUrl,
-    REDIS_URL: s.redisUrl,
-    REDIS_PREFIX: s.redisPrefix,
-    HOST: '127.0.0.1',
-    PORT: String(port),
-    DEMO_SEED: 'false',
-    WORKER_QUEUES: 'triage',
-    WORKER_CONCURRENCY_TRIAGE: String(o.workerConcurrency),
-    WORKER_METRICS_PORT: '0',
-    WORKER_SHUTDOWN_GRACE_MS: '2000',
-    TRIAGE_WAIT_MS: '30000',
-    DATABASE_POOL_MAX: String(o.pool),
-    SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
-  };
-  const api = startService('api', 'apps/api/src/main.ts', env, o.nodeArgs);
-  const worker = startService('worker', 'apps/worker/src/main.ts', env, o.nodeArgs);
-  const url = `http://127.0.0.1:${port}`;
-  await waitReady(url, api);
-  await worker.waitForOutput('worker ready');
-  return { api, worker, url };
+  return startApiAndWorker(
+    s,
+    {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'info',
+      WORKER_QUEUES: 'triage',
+      WORKER_CONCURRENCY_TRIAGE: String(o.workerConcurrency),
+      WORKER_SHUTDOWN_GRACE_MS: '2000',
+      TRIAGE_WAIT_MS: '30000',
+      DATABASE_POOL_MAX: String(o.pool),
+      SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
+    },
+    o.nodeArgs,
+  );
 }

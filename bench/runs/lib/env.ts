@@ -6,6 +6,7 @@ import pg from 'pg';
 import { createPostgresDatabase, migrateToLatest, type Db } from '@opsi/db';
 import { testServerUrl } from '@opsi/db/testing';
 import { createRedis, type Redis } from '@opsi/redis';
+import { freePort } from '@opsi/test-support';
 import type { MemorySample } from './agent';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
@@ -254,4 +255,33 @@ export async function waitReady(url: string, service: Service, timeoutMs = 60_00
     if (Date.now() > deadline) throw new Error(`${service.name} not ready:\n${service.output()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * The real API and worker entry points as their own processes on the scratch database and Redis prefix
+ * (on a free port, demo seeding off, the worker's metrics on any port), with `env` over those settings;
+ * answers once both are ready.
+ */
+export async function startApiAndWorker(
+  s: Scratch,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<{ api: Service; worker: Service; url: string }> {
+  const port = await freePort();
+  const all = {
+    DATABASE_URL: s.databaseUrl,
+    REDIS_URL: s.redisUrl,
+    REDIS_PREFIX: s.redisPrefix,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    DEMO_SEED: 'false',
+    WORKER_METRICS_PORT: '0',
+    ...env,
+  };
+  const api = startService('api', 'apps/api/src/main.ts', all, nodeArgs);
+  const worker = startService('worker', 'apps/worker/src/main.ts', all, nodeArgs);
+  const url = `http://127.0.0.1:${port}`;
+  await waitReady(url, api);
+  await worker.waitForOutput('worker ready');
+  return { api, worker, url };
 }
