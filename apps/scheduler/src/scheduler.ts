@@ -19,7 +19,7 @@ export interface RunningScheduler {
 }
 
 /**
- * Keeps per-tenant job schedulers (nightly scan at 02:00, morning report at 07:00, tenant time) in step
+ * Keeps per-tenant job schedulers (nightly scan in 01:00-05:00, morning report at 07:00, tenant time) in step
  * with the tenants table: at start, then every SCHEDULER_INTERVAL_MS.
  */
 export async function startScheduler(deps: SchedulerDeps): Promise<RunningScheduler> {

@@ -4,5 +4,13 @@ export * from './fairness';
 export * from './worker-factory';
 export * from './run-log';
 export * from './run-hub';
-export { DelayedError, UnrecoverableError, Queue, QueueEvents, Worker, type Job } from 'bullmq';
+export {
+  DelayedError,
+  UnrecoverableError,
+  Queue,
+  QueueEvents,
+  Worker,
+  defaultRepeatStrategy,
+  type Job,
+} from 'bullmq';
 export * from './timeline-log';
