@@ -1,0 +1,29 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { REPO_ROOT } from './processes';
+
+/** Where the real-world inputs live: `../shared/realworld` from the repository root (never copied in). */
+export const REALWORLD_DIR = join(REPO_ROOT, '..', 'shared', 'realworld');
+
+/**
+ * The files of one folder of `../shared/realworld` (name and text), sorted; an empty list when the
+ * folder is absent, with `missing` saying so for a `describe.skipIf` and its message.
+ */
+export function realworldFiles(folder: string): {
+  files: Array<{ name: string; text: string }>;
+  missing: string | undefined;
+} {
+  const dir = join(REALWORLD_DIR, folder);
+  if (!existsSync(dir))
+    return {
+      files: [],
+      missing: `skipped: ../shared/realworld/${folder} is absent (${dir}); the real-world payloads are read from there`,
+    };
+  return {
+    files: readdirSync(dir)
+      .filter((n) => n.endsWith('.json'))
+      .sort()
+      .map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') })),
+    missing: undefined,
+  };
+}
