@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, createTenantWithUser, mintTestToken, realworldFiles, type TestMember } from '../support/index';
+import {
+  call,
+  createTenantWithUser,
+  docSnippet,
+  mintTestToken,
+  realworldFiles,
+  type TestMember,
+} from '../support/index';
 import { startSplitServices, type SplitServices } from '../support/split';
 import { replaceField, startSnsPeer, type SnsPeer } from '../support/sns-peer';
 
@@ -29,9 +36,12 @@ async function tenant() {
   const m: TestMember = await createTenantWithUser(svc.t);
   const rw = (await mintTestToken(svc.t, m, 'read_write')).token;
   const ro = (await mintTestToken(svc.t, m, 'read')).token;
-  const base = new URL(svc.base);
-  // The subscription URL a user gives SNS: the token as the password.
-  const endpoint = `${base.protocol}//opsi:${rw}@${base.host}/api/v1/triage/alerts`;
+  // The subscription URL docs/alert-sources.md tells a user to give SNS: the token as the password.
+  const endpoint = /--notification-endpoint '([^']+)'/
+    .exec(docSnippet('docs/alert-sources.md', 'sns-subscribe.sh'))![1]!
+    .replace('YOUR_OPSI_TOKEN', rw)
+    .replace('https://', 'http://')
+    .replace('opsi.example.com', new URL(svc.base).host);
   return { m, rw, ro, endpoint };
 }
 const events = async (token: string): Promise<any[]> =>

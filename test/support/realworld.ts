@@ -27,3 +27,16 @@ export function realworldFiles(folder: string): {
     missing: undefined,
   };
 }
+
+/**
+ * A copy-paste snippet of a doc: the fenced block after `<!-- snippet: NAME -->` (the tests run the
+ * configurations the docs give users, not their own).
+ */
+export function docSnippet(doc: string, name: string): string {
+  const text = readFileSync(join(REPO_ROOT, doc), 'utf8');
+  const at = text.indexOf(`<!-- snippet: ${name} -->`);
+  if (at < 0) throw new Error(`${doc} has no snippet ${name}`);
+  const block = /```[a-z]*\n([\s\S]*?)```/.exec(text.slice(at));
+  if (!block) throw new Error(`${doc}: snippet ${name} has no fenced block`);
+  return block[1]!;
+}
