@@ -88,6 +88,45 @@ describe('Amazon SNS against a local SNS', () => {
     expect(peer.requests.filter((r) => r.url.endsWith('.pem')).length - before).toBeLessThanOrEqual(1);
   });
 
+  it('an EventBridge event and a CloudWatch alarm in a Notification become their alerts; OK resolves the alarm', async () => {
+    const a = await tenant();
+    const event = {
+      version: '0',
+      id: 'eb-1',
+      'detail-type': 'EC2 Instance State-change Notification',
+      source: 'aws.ec2',
+      account: '111111111111',
+      time: new Date().toISOString(),
+      region: 'eu-west-1',
+      resources: ['arn:aws:ec2:eu-west-1:111111111111:instance/i-0abc'],
+      detail: { 'instance-id': 'i-0abc', state: 'stopped' },
+    };
+    const alarm = (state: string) => ({
+      AlarmName: 'api-5xx',
+      AlarmArn: 'arn:aws:cloudwatch:eu-west-1:111111111111:alarm:api-5xx',
+      NewStateValue: state,
+      StateChangeTime: new Date().toISOString().replace('Z', '+0000'),
+      Trigger: {
+        MetricName: '5xx',
+        Namespace: 'AWS/ApplicationELB',
+        Dimensions: [{ name: 'LoadBalancer', value: 'app/web/1' }],
+      },
+    });
+    let n = 0;
+    for (const message of [event, alarm('ALARM'), alarm('OK')]) {
+      // As EventBridge and CloudWatch publish: no Subject for the event.
+      const { Subject: _subject, ...rest } = JSON.parse(NOTE);
+      const fields = { ...rest, MessageId: `eb-${n++}`, Message: JSON.stringify(message) };
+      const res = await peer.deliver(a.endpoint, peer.resign(JSON.stringify(fields), {}, '2'));
+      expect(res.status, res.body).toBe(202);
+    }
+    const listed = (await events(a.ro)).reverse();
+    expect(listed.map((e) => [e.source, e.title, e.status, e.count])).toEqual([
+      ['eventbridge', 'EC2 Instance State-change Notification', 'firing', 1],
+      ['cloudwatch', 'api-5xx', 'resolved', 2],
+    ]);
+  });
+
   it('a tampered signature, a certificate URL outside the trusted hosts, an http one: 403, nothing stored or fetched', async () => {
     const a = await tenant();
     const signed = peer.resign(NOTE);
@@ -185,6 +224,13 @@ describe.skipIf(!!real.missing)(
         expect(tool.settings.subscriptions).toEqual([
           expect.objectContaining({ topic_arn: original.TopicArn, status: 'confirmed' }),
         ]);
+        // Installing the integration again (owner) keeps the subscription the service recorded.
+        const again = await call(svc.base, 'POST', '/api/v1/marketplace/tenant/tools', {
+          token: a.rw,
+          body: { tool_id: 'cloudwatch_sns' },
+        });
+        expect(again.status, again.text).toBeLessThan(300);
+        expect((await snsTool(a.ro)).settings.subscriptions).toEqual(tool.settings.subscriptions);
         const audit = await call(svc.base, 'GET', '/api/v1/audit', { token: a.rw });
         expect(JSON.stringify(audit.body)).toContain('sns.subscription_confirmed');
         expect(await events(a.ro)).toEqual([]);

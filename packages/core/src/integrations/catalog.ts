@@ -246,7 +246,10 @@ export async function installTool(
       })
       .onConflict((oc) =>
         oc.columns(['tenant_id', 'tool_id']).doUpdateSet({
-          settings: JSON.stringify(settings),
+          // An SNS subscription's state (recorded by the service, not set by the installer) is kept.
+          settings: sql<string>`(case when tenant_tools.settings ? 'subscriptions'
+            then jsonb_build_object('subscriptions', tenant_tools.settings->'subscriptions')
+            else '{}'::jsonb end) || ${JSON.stringify(settings)}::jsonb`,
           secret_ciphertext: sealed,
           status: 'active',
           updated_at: new Date(),
