@@ -160,8 +160,21 @@ describe('Amazon SNS against a local SNS', () => {
 
   it('a SubscribeURL outside the trusted hosts: 403, never fetched, nothing recorded', async () => {
     const a = await tenant();
-    const text = peer.resign(file('awsdocs-http-subscription-confirmation.json'), {
-      SubscribeURL: `https://localhost:${new URL(peer.origin).port}/?Action=ConfirmSubscription&Token=t`,
+    // The shape of AWS's documented SubscriptionConfirmation, its SubscribeURL on an untrusted host.
+    const confirmation = JSON.stringify({
+      Type: 'SubscriptionConfirmation',
+      MessageId: '165545c9-2a5c-472c-8df2-7ff2be2b3b1b',
+      Token: 't0k3n',
+      TopicArn: 'arn:aws:sns:us-west-2:123456789012:MyTopic',
+      Message: 'You have chosen to subscribe to the topic arn:aws:sns:us-west-2:123456789012:MyTopic.',
+      SubscribeURL: 'x',
+      Timestamp: '2026-11-28T10:00:00.000Z',
+      SignatureVersion: '1',
+      Signature: 'x',
+      SigningCertURL: 'x',
+    });
+    const text = peer.resign(confirmation, {
+      SubscribeURL: `https://localhost:${new URL(peer.origin).port}/?Action=ConfirmSubscription&Token=t0k3n`,
     });
     const seen = peer.requests.length;
     const res = await peer.deliver(a.endpoint, text);
