@@ -3,6 +3,7 @@
 // every page, its figures compared with the API's, and the actions a user takes, each through the
 // browser session and its CSRF header. Each page leaves a screenshot in docs/screenshots/.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { recordSnsSubscription, type SnsMessage } from '@opsi/core';
 import { call, readSse } from '@opsi/test-support';
 import {
   open,
@@ -274,7 +275,22 @@ describe('the web console, signed in as the tenant owner', () => {
 
   it('settings: team, integrations, and the audit log with its verification', async () => {
     const w = world!;
+    // An SNS subscription, recorded as the service records a verified SubscriptionConfirmation.
+    const topic = 'arn:aws:sns:eu-west-1:111111111111:alarms';
+    await recordSnsSubscription(
+      w.t.db,
+      w.member.tenant.id,
+      { type: 'user', id: w.member.user.id, email: w.member.user.email, token_id: null },
+      { Type: 'SubscriptionConfirmation', TopicArn: topic, MessageId: 'm-1' } as SnsMessage,
+      `${topic}:0b6941f7`,
+    );
     await open(page(), '#/settings');
+    const sns = page().locator('[data-table=integrations] tbody tr', {
+      hasText: 'CloudWatch alarms via SNS',
+    });
+    expect(await sns.locator('[data-cell=details]').textContent()).toContain(
+      `${topic}: subscription confirmed`,
+    );
     const team = await w.apiGet('/api/v1/team');
     expect(await page().locator('[data-table=team] tbody tr').count()).toBe(team.members.length);
     await page().click('[data-check=verify-audit]');

@@ -615,7 +615,7 @@ describe('triage: POST /api/v1/triage/alerts (tenant B, no environment)', () => 
     expect(ev.map((e) => e.id)).toContain(res.body.events[0].id);
   });
 
-  it('an SNS notification carrying a CloudWatch alarm is accepted', async () => {
+  it('an unsigned SNS notification is 403 (decisions.md Wave 3: every SNS message is verified); its CloudWatch alarm posted bare is accepted', async () => {
     const alarm = {
       AlarmName: 'prod-db-cpu-high',
       AlarmDescription: 'CPU above 90%',
@@ -647,11 +647,12 @@ describe('triage: POST /api/v1/triage/alerts (tenant B, no environment)', () => 
       Message: JSON.stringify(alarm),
       Timestamp: new Date().toISOString(),
       SignatureVersion: '1',
-      Signature: 'EXAMPLE',
-      SigningCertURL: 'https://sns.us-east-1.amazonaws.com/SimpleNotificationService.pem',
       UnsubscribeURL: 'https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe',
     };
-    const res = await req('POST', '/api/v1/triage/alerts', rwB, sns);
+    const forged = await req('POST', '/api/v1/triage/alerts', rwB, sns);
+    expect(forged.status, forged.text).toBe(403);
+    // Signed deliveries from a local SNS: test/e2e/sns.e2e.test.ts.
+    const res = await req('POST', '/api/v1/triage/alerts', rwB, alarm);
     expect(res.status, res.text).toBe(202);
     expect(res.body.accepted).toBe(1);
     expect(res.body.events).toHaveLength(1);

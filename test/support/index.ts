@@ -206,6 +206,7 @@ export async function call(
 export * from './sse';
 export * from './processes';
 export * from './poll';
+export * from './realworld';
 
 /** Starts the worker in-process against the context (the scripted engine unless told otherwise). */
 export async function startTestWorker(

@@ -242,7 +242,10 @@ describe('operations endpoints', () => {
       ]),
     );
     expect(res.body.paths['/api/v1/tokens'].post.security).toEqual([{ session: [] }]);
-    expect(res.body.paths['/api/v1/tokens/{id}'].delete.security).toEqual([{ bearer: ['read_write'] }]);
+    expect(res.body.paths['/api/v1/tokens/{id}'].delete.security).toEqual([
+      { bearer: ['read_write'] },
+      { basic: ['read_write'] },
+    ]);
   });
 });
 

@@ -455,7 +455,9 @@ describe('triage', () => {
         Dimensions: [{ name: 'DBInstanceIdentifier', value: 'db-x' }],
       },
     };
-    const sns = await post(
+    // An SNS message must be signed (decisions.md "Wave 3"): unsigned, it is 403 and stores nothing.
+    const before = await inbox();
+    const unsigned = await post(
       {
         Type: 'Notification',
         MessageId: 'm-1',
@@ -465,6 +467,12 @@ describe('triage', () => {
       },
       bWrite,
     );
+    expect(unsigned.status, unsigned.text).toBe(403);
+    expect(unsigned.body.detail).toMatch(/not signed/);
+    expect(await inbox()).toBe(before);
+    // The alarm itself (as a relay posts it, without SNS's envelope) is recognised; signed SNS
+    // deliveries are tested against a local SNS in test/e2e/sns.e2e.test.ts.
+    const sns = await post(message, bWrite);
     expect(sns.status).toBe(202);
     expect(sns.body.events).toEqual([
       { id: expect.any(Number), action: 'incident_opened', incident_id: UUID },
@@ -488,8 +496,8 @@ describe('triage', () => {
       { title: 'x', severity: 'loud', source: 's' },
       [],
       { version: '3', status: 'firing', receiver: 'r', alerts: [] },
-      { Type: 'Notification', MessageId: '1', TopicArn: 'arn', Message: 'not json' },
-      { Type: 'Notification', MessageId: '1', TopicArn: 'arn', Message: '{"foo":1}' },
+      { Records: [{ EventSource: 'aws:sns', Sns: { Type: 'Notification', Message: 'x' } }] },
+      { AlarmName: 'x', NewStateValue: 'LOUD' },
       Array.from({ length: 1001 }, () => ({ title: 'x', severity: 'low', source: 's' })),
     ]) {
       const res = await post(body, bWrite);

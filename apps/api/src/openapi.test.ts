@@ -24,7 +24,10 @@ describe('the OpenAPI document', () => {
       string,
       Record<string, { security: unknown[]; responses: Record<string, unknown> }>
     >;
-    expect(paths['/api/v1/ask']!.post!.security).toEqual([{ bearer: ['read_write'] }]);
+    expect(paths['/api/v1/ask']!.post!.security).toEqual([
+      { bearer: ['read_write'] },
+      { basic: ['read_write'] },
+    ]);
     expect(Object.keys(paths['/api/v1/ask']!.post!.responses)).toEqual(
       expect.arrayContaining(['200', '400', '401', '403', '404', '413', '429', '502']),
     );

@@ -61,10 +61,10 @@ function schemaConverter(components: Record<string, Json>) {
 
 const SECURITY: Record<string, Array<Record<string, string[]>>> = {
   none: [],
-  read: [{ bearer: ['read'] }],
-  read_write: [{ bearer: ['read_write'] }],
+  read: [{ bearer: ['read'] }, { basic: ['read'] }],
+  read_write: [{ bearer: ['read_write'] }, { basic: ['read_write'] }],
   session: [{ session: [] }],
-  session_or_read_write: [{ session: [] }, { bearer: ['read_write'] }],
+  session_or_read_write: [{ session: [] }, { bearer: ['read_write'] }, { basic: ['read_write'] }],
 };
 
 /** The OpenAPI 3.1 document, built from the same route declarations that serve requests. */
@@ -141,7 +141,11 @@ export function buildOpenApi(routes: RouteSpec[], revision: string, examples: Ex
         required: true,
         content: Object.fromEntries(
           types.map((t) => [
-            t === 'json' ? 'application/json' : 'application/x-www-form-urlencoded',
+            t === 'json'
+              ? 'application/json'
+              : t === 'sns'
+                ? 'text/plain'
+                : 'application/x-www-form-urlencoded',
             {
               schema,
               ...(t === 'json' && example?.request !== undefined ? { example: example.request } : {}),
@@ -166,6 +170,12 @@ export function buildOpenApi(routes: RouteSpec[], revision: string, examples: Ex
       schemas,
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', description: 'Personal access token opsi_<43 chars>' },
+        basic: {
+          type: 'http',
+          scheme: 'basic',
+          description:
+            'The same personal access token as the password (any user name), for senders that carry a credential only in a URL (https://opsi:<token>@host/...)',
+        },
         session: {
           type: 'apiKey',
           in: 'cookie',

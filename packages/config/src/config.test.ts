@@ -11,6 +11,15 @@ describe('loadConfig', () => {
     expect(c.publicUrl).toBe('http://127.0.0.1:8080');
   });
 
+  it('reads SNS_TRUSTED_HOSTS as host patterns (default sns.*.amazonaws.com)', () => {
+    expect(loadConfig({}).SNS_TRUSTED_HOSTS).toEqual(['sns.*.amazonaws.com']);
+    expect(
+      loadConfig({ SNS_TRUSTED_HOSTS: ' 127.0.0.1, SNS.*.amazonaws.com.cn ' }).SNS_TRUSTED_HOSTS,
+    ).toEqual(['127.0.0.1', 'sns.*.amazonaws.com.cn']);
+    expect(() => loadConfig({ SNS_TRUSTED_HOSTS: ',' })).toThrow(ConfigError);
+    expect(() => loadConfig({ SNS_TRUSTED_HOSTS: 'https://sns.x.amazonaws.com/' })).toThrow(ConfigError);
+  });
+
   it('uses configured services and treats empty strings as unset', () => {
     const c = loadConfig({ DATABASE_URL: 'postgres://x@h/db', REDIS_URL: '', PORT: '9000' });
     expect(c.embeddedDatabase).toBe(false);

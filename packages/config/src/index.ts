@@ -78,6 +78,22 @@ export const EnvSchema = z.object({
   TRIAGE_DEDUPE_WINDOW_MINUTES: z.coerce.number().int().min(1).max(1440).default(30),
   /** Triage: an alert joins an open incident on the same or a connected resource alerted within this window. */
   TRIAGE_CORRELATION_WINDOW_MINUTES: z.coerce.number().int().min(1).max(10_080).default(120),
+  /**
+   * Amazon SNS: the hosts a message's SigningCertURL and SubscribeURL may name (comma-separated patterns,
+   * `*` matching one DNS label). Certificates are fetched only over HTTPS from these hosts.
+   */
+  SNS_TRUSTED_HOSTS: z
+    .string()
+    .default('sns.*.amazonaws.com')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    )
+    .pipe(
+      z.array(z.string().regex(/^[a-z0-9*.:[\]-]+$/, 'host patterns: letters, digits, . - and *')).min(1),
+    ),
   /** How long POST /api/v1/triage/alerts waits for the triage job's decision before answering without it. */
   TRIAGE_WAIT_MS: z.coerce.number().int().min(1).max(60_000).default(10_000),
   /**

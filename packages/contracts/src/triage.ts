@@ -174,8 +174,19 @@ export const OwnAlert = z
 export const TriageAlertsBody = z.unknown().meta({
   id: 'TriageAlertsBody',
   description:
-    'One alert or a batch: our JSON ({title, severity, source, fingerprint?, resource?, labels?, starts_at?}, an array of them, or {alerts: [...]}), an Alertmanager webhook payload (version "4"), or an Amazon SNS Notification whose Message is a CloudWatch alarm. Anything else is 400 and stores nothing.',
+    'One alert or a batch: our JSON ({title, severity, source, fingerprint?, resource?, labels?, starts_at?}, an array of them, or {alerts: [...]}); an Alertmanager webhook payload (any version) or Grafana\'s webhook contact point (version "1"), whose alerts: [{status, labels}]; an Amazon SNS message as SNS posts it (text/plain with x-amz-sns-message-type; signature verified), whose Notification Message is a CloudWatch alarm, an EventBridge event or any text; or a bare CloudWatch alarm. Anything else is 400 and stores nothing.',
 });
+
+/** The answer to an SNS SubscriptionConfirmation (confirmed) or UnsubscribeConfirmation (recorded). */
+export const SnsSubscriptionRecorded = z
+  .object({
+    topic_arn: z.string(),
+    status: z.enum(['confirmed', 'unsubscribed']),
+    subscription_arn: z.string().nullable(),
+    confirmed_at: Timestamp.nullable(),
+    unsubscribed_at: Timestamp.nullable(),
+  })
+  .meta({ id: 'SnsSubscriptionRecorded' });
 
 export const TriageAlertsAccepted = z
   .object({

@@ -31,6 +31,7 @@ export * from './incidents/investigation';
 export * from './incidents/war-room';
 export * from './group-commit';
 export * from './triage/normalize';
+export * from './triage/sns';
 export * from './triage/pipeline';
 export * from './triage/rules';
 export * from './triage/triage';

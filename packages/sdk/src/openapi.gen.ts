@@ -8672,8 +8672,8 @@ export type paths = {
         get?: never;
         put?: never;
         /**
-         * Send alerts to triage: our JSON, an Alertmanager webhook (v4), or an SNS CloudWatch alarm
-         * @description Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Concurrent requests of one tenant are coalesced into one batch (group commit), so batch_id may be shared with them; events are this request's own alerts, in order. Anything that is not one of the three shapes is 400 and stores nothing. At most 1000 alerts per request.
+         * Send alerts to triage: our JSON, an Alertmanager or Grafana webhook, or Amazon SNS (CloudWatch, EventBridge, text)
+         * @description Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Concurrent requests of one tenant are coalesced into one batch (group commit), so batch_id may be shared with them; events are this request's own alerts, in order. Anything that is not one of the accepted shapes is 400 and stores nothing. At most 1000 alerts per request. The token may come as HTTP Basic (any user, the token as password), as SNS sends it from https://opsi:<token>@host/api/v1/triage/alerts. An SNS message (text/plain) is verified first (SignatureVersion 1 or 2, certificate over HTTPS from SNS_TRUSTED_HOSTS): unsigned, forged or from another host is 403 and stores nothing. A SubscriptionConfirmation is confirmed by GET of its SubscribeURL and recorded on the tenant's cloudwatch_sns integration and in the audit log (200); an UnsubscribeConfirmation is recorded (200).
          */
         post: {
             parameters: {
@@ -8696,9 +8696,19 @@ export type paths = {
                      *     }
                      */
                     "application/json": components["schemas"]["TriageAlertsBody"];
+                    "text/plain": components["schemas"]["TriageAlertsBody"];
                 };
             };
             responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["SnsSubscriptionRecorded"];
+                    };
+                };
                 /** @description Accepted */
                 202: {
                     headers: {
@@ -10266,6 +10276,14 @@ export type components = {
                 [key: string]: unknown;
             };
         };
+        SnsSubscriptionRecorded: {
+            topic_arn: string;
+            /** @enum {string} */
+            status: "confirmed" | "unsubscribed";
+            subscription_arn: string | null;
+            confirmed_at: string | null;
+            unsubscribed_at: string | null;
+        };
         TriageAlertsAccepted: {
             accepted: number;
             batch_id: string;
@@ -10277,7 +10295,7 @@ export type components = {
                 incident_id: string | null;
             }[];
         };
-        /** @description One alert or a batch: our JSON ({title, severity, source, fingerprint?, resource?, labels?, starts_at?}, an array of them, or {alerts: [...]}), an Alertmanager webhook payload (version "4"), or an Amazon SNS Notification whose Message is a CloudWatch alarm. Anything else is 400 and stores nothing. */
+        /** @description One alert or a batch: our JSON ({title, severity, source, fingerprint?, resource?, labels?, starts_at?}, an array of them, or {alerts: [...]}); an Alertmanager webhook payload (any version) or Grafana's webhook contact point (version "1"), whose alerts: [{status, labels}]; an Amazon SNS message as SNS posts it (text/plain with x-amz-sns-message-type; signature verified), whose Notification Message is a CloudWatch alarm, an EventBridge event or any text; or a bare CloudWatch alarm. Anything else is 400 and stores nothing. */
         TriageAlertsBody: unknown;
         BrowserSession: {
             user: components["schemas"]["User"];

@@ -26,9 +26,20 @@ const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 /** Thrown by `page` routes without a session: the router answers a redirect to /login. */
 export class LoginRedirect extends Error {}
 
+/**
+ * The token a request carries: `Authorization: Bearer <token>`, or HTTP Basic with the token as the
+ * password (any user name), for senders that can carry a credential only in a URL
+ * (`https://opsi:<token>@host/...`, e.g. Amazon SNS). Same rules for both.
+ */
 function bearerSecret(ctx: Context): string | undefined {
   const header = ctx.get('authorization');
   if (!header) return undefined;
+  const basic = /^Basic[ ]+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon >= 0 ? decoded.slice(colon + 1) : '';
+  }
   const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
   // A present but malformed header is never treated as absent: that would fall through.
   return match ? match[1]! : '';

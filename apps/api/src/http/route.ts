@@ -61,8 +61,11 @@ export interface RouteSpec<
   body?: B;
   /** The largest body this route reads, when it is not BODY_LIMIT_BYTES (plans are larger than most bodies). */
   bodyLimit?: (config: ApiDeps['config']) => number;
-  /** Body encodings accepted; JSON unless a route also takes an HTML form post. */
-  bodyTypes?: Array<'json' | 'form'>;
+  /**
+   * Body encodings accepted; JSON unless a route also takes an HTML form post, or Amazon SNS's JSON sent
+   * as `text/plain` with an `x-amz-sns-message-type` header (`sns`).
+   */
+  bodyTypes?: Array<'json' | 'form' | 'sns'>;
   /** Success responses by status, for validation in development and for the OpenAPI document. */
   responses?: Record<number, z.ZodType | null | { html: true } | { sse: true }>;
   /** Errors this route can answer besides the ones every route can (401, 403, 404, 5xx). */

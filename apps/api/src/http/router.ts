@@ -102,6 +102,15 @@ async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<
     if (types.includes('json') && ctx.is('application/json', '+json')) {
       return await coBody.json(utf8Checked(ctx), { limit, strict: true });
     }
+    if (types.includes('sns') && ctx.get('x-amz-sns-message-type') && ctx.is('text/plain')) {
+      // Amazon SNS posts its JSON as text/plain; parsed as JSON all the same (decisions.md "Wave 3").
+      const text = await coBody.text(utf8Checked(ctx), { limit, encoding: 'utf8' });
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new BadRequest('Malformed JSON in the SNS message body.');
+      }
+    }
     if (types.includes('form') && ctx.is('application/x-www-form-urlencoded')) {
       return await coBody.form(utf8Checked(ctx), { limit });
     }
@@ -120,7 +129,7 @@ async function readBody(ctx: Context, route: RouteSpec, limit: number): Promise<
   }
   if (!route.body) return undefined; // a body the route does not take, and not JSON: ignored
   throw new UnsupportedMediaType(
-    `Send the body as ${types.map((t) => (t === 'json' ? 'application/json' : 'application/x-www-form-urlencoded')).join(' or ')}.`,
+    `Send the body as ${types.map((t) => (t === 'json' ? 'application/json' : t === 'sns' ? 'text/plain (from Amazon SNS, with x-amz-sns-message-type)' : 'application/x-www-form-urlencoded')).join(' or ')}.`,
   );
 }
 

@@ -3,6 +3,7 @@ import {
   PatchTriageRuleBody,
   TriageRule,
   TriageRuleParams,
+  SnsSubscriptionRecorded,
   TriageAlertsAccepted,
   TriageAlertsBody,
   TriageEventList,
@@ -17,6 +18,10 @@ import {
   updateTriageRule,
   listTriageEvents,
   normalizeAlerts,
+  isSnsMessage,
+  verifySnsMessage,
+  confirmSnsSubscription,
+  recordSnsSubscription,
   listTriageRules,
   triageOverview,
   type TriageDecision,
@@ -114,17 +119,40 @@ export const postTriageAlerts = defineRoute({
   method: 'POST',
   path: '/api/v1/triage/alerts',
   auth: 'read_write',
-  summary: 'Send alerts to triage: our JSON, an Alertmanager webhook (v4), or an SNS CloudWatch alarm',
+  summary:
+    'Send alerts to triage: our JSON, an Alertmanager or Grafana webhook, or Amazon SNS (CloudWatch, EventBridge, text)',
   description:
-    "Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Concurrent requests of one tenant are coalesced into one batch (group commit), so batch_id may be shared with them; events are this request's own alerts, in order. Anything that is not one of the three shapes is 400 and stores nothing. At most 1000 alerts per request.",
+    "Answers 202 {accepted, batch_id, pending, events: [{id, action, incident_id}]} once the triage job has decided the batch (within TRIAGE_WAIT_MS; if not, pending is true and events is empty: GET /api/v1/triage/events shows them). Concurrent requests of one tenant are coalesced into one batch (group commit), so batch_id may be shared with them; events are this request's own alerts, in order. Anything that is not one of the accepted shapes is 400 and stores nothing. At most 1000 alerts per request. The token may come as HTTP Basic (any user, the token as password), as SNS sends it from https://opsi:<token>@host/api/v1/triage/alerts. An SNS message (text/plain) is verified first (SignatureVersion 1 or 2, certificate over HTTPS from SNS_TRUSTED_HOSTS): unsigned, forged or from another host is 403 and stores nothing. A SubscriptionConfirmation is confirmed by GET of its SubscribeURL and recorded on the tenant's cloudwatch_sns integration and in the audit log (200); an UnsubscribeConfirmation is recorded (200).",
   tags: ['triage'],
   body: TriageAlertsBody,
-  responses: { 202: TriageAlertsAccepted },
+  bodyTypes: ['json', 'sns'],
+  responses: { 200: SnsSubscriptionRecorded, 202: TriageAlertsAccepted },
   errors: [400, 413, 415, 503],
   handler: async ({ deps, auth, body }) => {
+    let alerts;
+    if (isSnsMessage(body)) {
+      // Verified before anything else: a forged message stores nothing and makes us fetch nothing.
+      const m = await verifySnsMessage(body, deps.config.SNS_TRUSTED_HOSTS);
+      if (m.Type !== 'Notification') {
+        const confirmed =
+          m.Type === 'SubscriptionConfirmation'
+            ? await confirmSnsSubscription(m, deps.config.SNS_TRUSTED_HOSTS)
+            : { subscription_arn: null };
+        const actor = {
+          type: 'user' as const,
+          id: auth.user.id,
+          email: auth.user.email,
+          token_id: auth.kind === 'token' ? auth.token.id : null,
+        };
+        return reply(
+          200,
+          await recordSnsSubscription(deps.db, auth.tenant.id, actor, m, confirmed.subscription_arn),
+        );
+      }
+      alerts = normalizeAlerts(m);
+    } else alerts = normalizeAlerts(body);
     // Validated here (a 400 stores nothing); then coalesced with concurrent requests of the tenant, whose
     // batch is refused (503) before anything is stored when the tenant's triage backlog is at its bound.
-    const alerts = normalizeAlerts(body);
     return reply(202, await intake(deps).submit(auth.tenant.id, alerts));
   },
 });

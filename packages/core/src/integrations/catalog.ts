@@ -48,7 +48,8 @@ const STATIC_TOOLS: CatalogTool[] = [
     name: 'Prometheus Alertmanager',
     category: 'alert sources',
     kind: 'alert_source',
-    description: 'Receives Alertmanager webhook payloads (version 4) on POST /api/v1/triage/alerts.',
+    description:
+      'Receives Prometheus Alertmanager (any payload version) and Grafana webhook alerts on POST /api/v1/triage/alerts (docs/alert-sources.md).',
   },
   {
     id: 'cloudwatch_sns',
@@ -56,7 +57,7 @@ const STATIC_TOOLS: CatalogTool[] = [
     category: 'alert sources',
     kind: 'alert_source',
     description:
-      'Receives Amazon SNS notifications carrying CloudWatch alarms on POST /api/v1/triage/alerts.',
+      'Receives Amazon SNS on POST /api/v1/triage/alerts (subscribe https://opsi:<token>@host/api/v1/triage/alerts): signatures verified, the subscription confirmed by the service and shown here; CloudWatch alarms, EventBridge events or any text.',
   },
   {
     id: 'webhook',
@@ -246,7 +247,10 @@ export async function installTool(
       })
       .onConflict((oc) =>
         oc.columns(['tenant_id', 'tool_id']).doUpdateSet({
-          settings: JSON.stringify(settings),
+          // An SNS subscription's state (recorded by the service, not set by the installer) is kept.
+          settings: sql<string>`(case when tenant_tools.settings ? 'subscriptions'
+            then jsonb_build_object('subscriptions', tenant_tools.settings->'subscriptions')
+            else '{}'::jsonb end) || ${JSON.stringify(settings)}::jsonb`,
           secret_ciphertext: sealed,
           status: 'active',
           updated_at: new Date(),

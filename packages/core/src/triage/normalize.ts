@@ -94,22 +94,32 @@ function own(items: unknown[], now: string): NormalizedAlert[] {
 }
 
 const AlertmanagerAlert = z.object({
-  status: z.enum(['firing', 'resolved']),
+  // Early Alertmanager versions (and some relays) leave it out: the group's status stands for it.
+  status: z.enum(['firing', 'resolved']).optional(),
   labels: z.record(z.string(), z.string()),
-  annotations: z.record(z.string(), z.string()).optional(),
+  annotations: z.record(z.string(), z.string()).nullable().optional(),
   startsAt: z.string().optional(),
   endsAt: z.string().optional(),
-  fingerprint: z.string().min(1).max(200).optional(),
+  // Empty in some relays' payloads: computed then, as for our JSON.
+  fingerprint: z.string().max(200).optional(),
   generatorURL: z.string().optional(),
 });
+/**
+ * Alertmanager's webhook (any version: "4" today, "3" and a numeric 0 from older releases; groupKey a
+ * string or a number) and Grafana's webhook contact point (version "1", with orgId, state, title,
+ * message): what they share is `alerts: [{status, labels}]` (decisions.md "Wave 3").
+ */
 const AlertmanagerPayload = z.object({
-  version: z.literal('4'),
+  version: z.union([z.string(), z.number()]).optional(),
   status: z.enum(['firing', 'resolved']),
-  receiver: z.string(),
+  receiver: z.string().optional(),
   alerts: z.array(AlertmanagerAlert).min(1),
-  groupKey: z.string().optional(),
+  groupKey: z.union([z.string(), z.number()]).optional(),
+  orgId: z.number().optional(),
+  state: z.string().optional(),
 });
 
+/** Labels that name the alert's resource, most specific first. */
 const RESOURCE_LABELS = [
   'resource',
   'arn',
@@ -118,28 +128,39 @@ const RESOURCE_LABELS = [
   'dbinstanceidentifier',
   'instance_id',
   'load_balancer',
+  'host',
+  'instance',
 ];
 
-function alertmanager(body: unknown, now: string): NormalizedAlert[] {
+/** Grafana's webhook contact point: version "1" with an orgId or Grafana's own state and title. */
+function isGrafana(o: Record<string, unknown>): boolean {
+  return String(o.version) === '1' && ('orgId' in o || ('state' in o && 'title' in o));
+}
+
+function alertmanager(body: Record<string, unknown>, now: string): NormalizedAlert[] {
   const parsed = AlertmanagerPayload.safeParse(body);
   if (!parsed.success)
-    throw new BadRequest(`Not a valid Alertmanager webhook (version 4) payload: ${issues(parsed.error)}`);
+    throw new BadRequest(
+      `Not a valid Alertmanager or Grafana webhook payload (alerts: [{status, labels}]): ${issues(parsed.error)}`,
+    );
+  const source = isGrafana(body) ? 'grafana' : 'alertmanager';
   return parsed.data.alerts.map((a) => {
     const resourceLabel = RESOURCE_LABELS.find((l) => a.labels[l]);
     return {
-      source: 'alertmanager',
-      title: a.annotations?.summary ?? a.labels.alertname ?? 'Alertmanager alert',
+      source,
+      title: a.annotations?.summary || a.labels.alertname || `${source} alert`,
       severity: severityOf(a.labels.severity, 'medium'),
-      fingerprint: a.fingerprint ?? hash(`alertmanager|${stableLabels(a.labels)}`),
+      fingerprint: a.fingerprint || hash(`${source}|${stableLabels(a.labels)}`),
       resource: resourceLabel ? a.labels[resourceLabel]! : null,
       labels: a.labels,
       starts_at: iso(a.startsAt, now),
       ends_at: null,
-      status: a.status,
+      status: a.status ?? parsed.data.status,
     };
   });
 }
 
+const Dimensions = z.array(z.object({ name: z.string(), value: z.string() }));
 const CloudWatchAlarm = z.object({
   AlarmName: z.string().min(1),
   AlarmDescription: z.string().nullable().optional(),
@@ -151,76 +172,164 @@ const CloudWatchAlarm = z.object({
   AWSAccountId: z.string().optional(),
   Trigger: z
     .object({
-      MetricName: z.string().optional(),
-      Namespace: z.string().optional(),
-      Dimensions: z.array(z.object({ name: z.string(), value: z.string() })).optional(),
+      MetricName: z.string().nullable().optional(),
+      Namespace: z.string().nullable().optional(),
+      Dimensions: Dimensions.nullable().optional(),
+      // A metric-math alarm: its metrics, each with its own dimensions.
+      Metrics: z
+        .array(
+          z
+            .object({
+              MetricStat: z
+                .object({
+                  Metric: z
+                    .object({
+                      Namespace: z.string().optional(),
+                      MetricName: z.string().optional(),
+                      Dimensions: Dimensions.optional(),
+                    })
+                    .loose(),
+                })
+                .loose()
+                .optional(),
+            })
+            .loose(),
+        )
+        .optional(),
     })
     .loose()
+    .nullable()
     .optional(),
 });
+type CloudWatchAlarm = z.infer<typeof CloudWatchAlarm>;
+
+function cloudwatch(a: CloudWatchAlarm, fallbackAt: string): NormalizedAlert {
+  const metric = a.Trigger?.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Metric;
+  const dimensions = a.Trigger?.Dimensions ?? metric?.Dimensions ?? [];
+  const namespace = a.Trigger?.Namespace ?? metric?.Namespace;
+  const metricName = a.Trigger?.MetricName ?? metric?.MetricName;
+  const text = `${a.AlarmName} ${a.AlarmDescription ?? ''}`;
+  const labels: Record<string, string> = {};
+  if (namespace) labels.namespace = namespace;
+  if (metricName) labels.metric = metricName;
+  if (a.Region) labels.region = a.Region;
+  for (const d of dimensions) labels[d.name] = d.value;
+  return {
+    source: 'cloudwatch',
+    title: a.AlarmName,
+    severity:
+      a.NewStateValue === 'INSUFFICIENT_DATA'
+        ? 'info'
+        : /critical|sev ?1|p1/i.test(text)
+          ? 'critical'
+          : 'high',
+    fingerprint: hash(`cloudwatch|${a.AlarmArn ?? a.AlarmName}`),
+    resource: dimensions[0]?.value ?? null,
+    labels,
+    starts_at: iso(a.StateChangeTime, fallbackAt),
+    ends_at: null,
+    status: a.NewStateValue === 'OK' ? 'resolved' : 'firing',
+  };
+}
+
+/** An Amazon EventBridge event (as an EventBridge rule publishes it to SNS). */
+const EventBridgeEvent = z.object({
+  'detail-type': z.string().min(1),
+  source: z.string().min(1),
+  id: z.string().optional(),
+  time: z.string().optional(),
+  region: z.string().optional(),
+  account: z.string().optional(),
+  resources: z.array(z.string()).optional(),
+  detail: z.unknown().optional(),
+});
+
 const SnsNotification = z.object({
   Type: z.literal('Notification'),
   MessageId: z.string(),
   TopicArn: z.string(),
+  Subject: z.string().nullable().optional(),
   Message: z.string(),
   Timestamp: z.string().optional(),
 });
 
+/**
+ * An SNS Notification's alert: its Message is a CloudWatch alarm, an EventBridge event, or any other text
+ * (title from Subject, else the first line). The route verifies the message's signature first.
+ */
 function sns(body: unknown, now: string): NormalizedAlert[] {
   const envelope = SnsNotification.safeParse(body);
-  if (!envelope.success)
-    throw new BadRequest(
-      `Not an Amazon SNS Notification carrying a CloudWatch alarm: ${issues(envelope.error)}`,
-    );
+  if (!envelope.success) throw new BadRequest(`Not an Amazon SNS Notification: ${issues(envelope.error)}`);
+  const n = envelope.data;
+  const at = iso(n.Timestamp, now);
   let message: unknown;
   try {
-    message = JSON.parse(envelope.data.Message);
+    message = JSON.parse(n.Message);
   } catch {
-    throw new BadRequest('The SNS Message is not JSON: only CloudWatch alarm notifications are accepted.');
+    message = undefined;
   }
   const alarm = CloudWatchAlarm.safeParse(message);
-  if (!alarm.success)
-    throw new BadRequest(`The SNS Message is not a CloudWatch alarm: ${issues(alarm.error)}`);
-  const a = alarm.data;
-  const dimension = a.Trigger?.Dimensions?.[0];
-  const text = `${a.AlarmName} ${a.AlarmDescription ?? ''}`;
-  const labels: Record<string, string> = {};
-  if (a.Trigger?.Namespace) labels.namespace = a.Trigger.Namespace;
-  if (a.Trigger?.MetricName) labels.metric = a.Trigger.MetricName;
-  if (a.Region) labels.region = a.Region;
-  for (const d of a.Trigger?.Dimensions ?? []) labels[d.name] = d.value;
+  if (alarm.success) return [cloudwatch(alarm.data, at)];
+  const event = EventBridgeEvent.safeParse(message);
+  if (event.success) {
+    const e = event.data;
+    const detail = (e.detail && typeof e.detail === 'object' ? e.detail : {}) as Record<string, unknown>;
+    const labels: Record<string, string> = { 'detail-type': e['detail-type'], source: e.source };
+    if (e.region) labels.region = e.region;
+    if (e.account) labels.account = e.account;
+    return [
+      {
+        source: 'eventbridge',
+        title: (n.Subject || e['detail-type']).slice(0, 500),
+        severity: severityOf(detail.severity, 'medium'),
+        fingerprint: hash(`eventbridge|${e.id ?? n.MessageId}`),
+        resource: e.resources?.[0] ?? null,
+        labels,
+        starts_at: iso(e.time, at),
+        ends_at: null,
+        status: 'firing',
+      },
+    ];
+  }
+  const firstLine = n.Message.split('\n')
+    .find((l) => l.trim())
+    ?.trim();
   return [
     {
-      source: 'cloudwatch',
-      title: a.AlarmName,
-      severity:
-        a.NewStateValue === 'INSUFFICIENT_DATA'
-          ? 'info'
-          : /critical|sev ?1|p1/i.test(text)
-            ? 'critical'
-            : 'high',
-      fingerprint: hash(`cloudwatch|${a.AlarmArn ?? a.AlarmName}`),
-      resource: dimension?.value ?? null,
-      labels,
-      starts_at: iso(a.StateChangeTime, iso(envelope.data.Timestamp, now)),
+      source: 'sns',
+      title: (n.Subject?.trim() || firstLine || `SNS message on ${n.TopicArn}`).slice(0, 500),
+      severity: 'medium',
+      fingerprint: hash(`sns|${n.TopicArn}|${n.MessageId}`),
+      resource: null,
+      labels: { topic_arn: n.TopicArn },
+      starts_at: at,
       ends_at: null,
-      status: a.NewStateValue === 'OK' ? 'resolved' : 'firing',
+      status: 'firing',
     },
   ];
 }
 
 /**
- * Recognises a posted body by its shape (our JSON, an Alertmanager webhook v4, an SNS notification of a
- * CloudWatch alarm) and answers its alerts. Anything else is a 400 that names what was wrong.
+ * Recognises a posted body by its shape (our JSON; an Alertmanager or Grafana webhook; an SNS Notification
+ * carrying a CloudWatch alarm, an EventBridge event or text; a bare CloudWatch alarm) and answers its
+ * alerts. Anything else is a 400 that names what was wrong.
  */
 export function normalizeAlerts(body: unknown, now = new Date().toISOString()): NormalizedAlert[] {
   let alerts: NormalizedAlert[];
   if (Array.isArray(body)) alerts = own(body, now);
   else if (body && typeof body === 'object') {
     const o = body as Record<string, unknown>;
-    if ('version' in o || 'receiver' in o) alerts = alertmanager(body, now);
+    if (Array.isArray(o.Records) && o.Records.some((r) => r && typeof r === 'object' && 'Sns' in r))
+      throw new BadRequest(
+        'This is an AWS Lambda event wrapping SNS records (Records[].Sns), not what SNS posts to an HTTPS subscription: subscribe this URL to the topic instead.',
+      );
+    if ('version' in o || 'receiver' in o) alerts = alertmanager(o, now);
     else if ('Type' in o && 'TopicArn' in o) alerts = sns(body, now);
-    else if (Array.isArray(o.alerts) && Object.keys(o).length === 1) alerts = own(o.alerts, now);
+    else if ('AlarmName' in o && 'NewStateValue' in o) {
+      const alarm = CloudWatchAlarm.safeParse(o);
+      if (!alarm.success) throw new BadRequest(`Not a valid CloudWatch alarm: ${issues(alarm.error)}`);
+      alerts = [cloudwatch(alarm.data, now)];
+    } else if (Array.isArray(o.alerts) && Object.keys(o).length === 1) alerts = own(o.alerts, now);
     else alerts = own([body], now);
   } else throw new BadRequest('Send an alert as a JSON object, or a batch as an array.');
   if (alerts.length === 0) throw new BadRequest('The batch holds no alert.');

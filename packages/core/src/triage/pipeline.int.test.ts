@@ -82,3 +82,65 @@ describe('an inbox row decided by two attempts at once', () => {
     expect(counts.map((events) => events.map((e) => e.count))).toEqual([[4], [4], [4]]);
   });
 });
+
+describe('resolution flows back', () => {
+  async function alertRow(fingerprint: string, status: 'firing' | 'resolved', at: string, batchId: string) {
+    const [alert] = normalizeAlerts({
+      title: `disk ${fingerprint}`,
+      severity: 'critical',
+      source: 'test',
+      fingerprint,
+      status,
+      starts_at: at,
+    });
+    const row = await t.db
+      .insertInto('triage_inbox')
+      .values({ tenant_id: tenantId, batch_id: batchId, alert: JSON.stringify(alert) })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return Number(row.id);
+  }
+  const notes = (incidentId: string) =>
+    t.db
+      .selectFrom('incident_events')
+      .select(['kind', 'body'])
+      .where('incident_id', '=', incidentId)
+      .where('kind', '=', 'alert_resolved')
+      .execute();
+  const event = (fingerprint: string) =>
+    t.db
+      .selectFrom('triage_events')
+      .select(['id', 'status', 'count', 'incident_id'])
+      .where('tenant_id', '=', tenantId)
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirstOrThrow();
+
+  it('a resolved alert hours after the firing one (past the dedupe window) resolves it, with one note', async () => {
+    const b1 = crypto.randomUUID();
+    const fired = await alertRow('res-late', 'firing', new Date(Date.now() - 3 * 3600_000).toISOString(), b1);
+    await processAlertBatch(deps(), tenantId, b1, [fired]);
+    const opened = await event('res-late');
+    expect(opened).toMatchObject({ status: 'firing', incident_id: expect.any(String) });
+    const b2 = crypto.randomUUID();
+    const resolved = await alertRow('res-late', 'resolved', new Date().toISOString(), b2);
+    await processAlertBatch(deps(), tenantId, b2, [resolved]);
+    expect(await event('res-late')).toEqual({ ...opened, status: 'resolved', count: 2 });
+    expect(await notes(opened.incident_id!)).toEqual([
+      { kind: 'alert_resolved', body: expect.stringContaining('disk res-late resolved') },
+    ]);
+  });
+
+  it('in one batch, firing repeats then a resolution: the event ends resolved, every alert counted', async () => {
+    const b = crypto.randomUUID();
+    const now = Date.now();
+    const ids = [
+      await alertRow('res-batch', 'firing', new Date(now - 3000).toISOString(), b),
+      await alertRow('res-batch', 'firing', new Date(now - 2000).toISOString(), b),
+      await alertRow('res-batch', 'resolved', new Date(now - 1000).toISOString(), b),
+    ];
+    await processAlertBatch(deps(), tenantId, b, ids);
+    const e = await event('res-batch');
+    expect(e).toMatchObject({ status: 'resolved', count: 3 });
+    expect(await notes(e.incident_id!)).toHaveLength(1);
+  });
+});

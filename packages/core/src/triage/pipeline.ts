@@ -237,6 +237,10 @@ async function decideOne(
   rules: TriageRuleView[],
 ): Promise<{ decision: TriageDecision; first: number; last: number }> {
   const at = new Date(a.starts_at);
+  if (a.status === 'resolved') {
+    const resolved = await resolveFiring(deps, tenantId, a, book);
+    if (resolved) return resolved;
+  }
   const windowMs = dedupeWindowMs(deps, rules, a);
   const fast = await repeat(deps.db, tenantId, a, at, windowMs, book);
   if (fast) return fast;
@@ -286,7 +290,11 @@ export async function decideBatch(
     const at = new Date(a.starts_at).getTime();
     const windowMs = dedupeWindowMs(deps, rules, a);
     const s = seen.get(a.fingerprint);
-    if (s && s.last >= at - windowMs && s.first <= at + windowMs) {
+    if (a.status === 'resolved') {
+      // A resolution is decided on its own (it may write a timeline note): the repeats counted before it
+      // are written first, so they cannot overwrite its status.
+      await countRepeats(deps.db, tenantId, deferred.splice(0));
+    } else if (s && s.last >= at - windowMs && s.first <= at + windowMs) {
       s.first = Math.min(s.first, at);
       s.last = Math.max(s.last, at);
       deferred.push({ inboxId, eventId: s.eventId, at: new Date(at), status: a.status });
@@ -382,6 +390,67 @@ async function repeat(
         last: new Date(row.last_at).getTime(),
       }
     : undefined;
+}
+
+/**
+ * A resolved alert whose fingerprint has a firing event (the latest one, however old: a problem may fire
+ * for longer than the dedupe window): counted on that event, which becomes resolved, with a timeline note
+ * on the incident it joined, in one transaction under the fingerprint's lock. Undefined when nothing of
+ * that fingerprint is firing (the alert is then decided as any other: a repeat, or suppressed).
+ */
+async function resolveFiring(
+  deps: TriageDeps,
+  tenantId: string,
+  a: NormalizedAlert,
+  book: Bookkeeping,
+): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
+  return deps.db.transaction().execute(async (tx) => {
+    await lock(tx, `${tenantId}:triage:fp:${a.fingerprint}`);
+    const done = book && 'inboxId' in book ? await decidedAlready(tx, tenantId, book.inboxId) : undefined;
+    if (done) return done;
+    const at = new Date(a.starts_at);
+    const event = await tx
+      .updateTable('triage_events')
+      .set({
+        status: 'resolved',
+        count: sql<number>`count + 1`,
+        last_at: sql<Date>`greatest(last_at, ${at})`,
+      })
+      .where(
+        'id',
+        '=',
+        tx
+          .selectFrom('triage_events')
+          .select('id')
+          .where('tenant_id', '=', tenantId)
+          .where('fingerprint', '=', a.fingerprint)
+          .orderBy('last_at', 'desc')
+          .orderBy('id', 'desc')
+          .limit(1),
+      )
+      .where('status', '=', 'firing')
+      .returning(['id', 'incident_id', 'first_at', 'last_at', 'title'])
+      .executeTakeFirst();
+    if (!event) return undefined;
+    const decision: TriageDecision = {
+      event_id: Number(event.id),
+      action: 'deduplicated',
+      incident_id: event.incident_id,
+    };
+    await keep(tx, tenantId, book, decision);
+    if (event.incident_id)
+      await appendTimelineEvent(tx, deps.timeline, tenantId, event.incident_id, {
+        kind: 'alert_resolved',
+        body: `Alert ${event.title} resolved (${a.source}, fingerprint ${a.fingerprint}).`,
+        actor: 'triage',
+        data: { triage_event_id: Number(event.id), fingerprint: a.fingerprint, at: at.toISOString() },
+      });
+    return {
+      decision,
+      first: new Date(event.first_at).getTime(),
+      last: new Date(event.last_at).getTime(),
+    };
+  });
 }
 
 /** The decision an inbox row already holds (its row locked until the transaction ends), if it has one. */

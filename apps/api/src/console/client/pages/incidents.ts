@@ -16,6 +16,7 @@ const TIMELINE_KINDS = [
   'note',
   'linked',
   'alert_attached',
+  'alert_resolved',
   'war_room_opened',
   'investigation_started',
   'investigation_completed',

@@ -83,7 +83,7 @@ export const settingsPage: Page = async (ctx, el) => {
               h(
                 'tr',
                 {},
-                ['Name', 'Category', 'Status', 'Installed'].map((t) => h('th', {}, t)),
+                ['Name', 'Category', 'Status', 'Installed', 'Details'].map((t) => h('th', {}, t)),
               ),
             ),
             h(
@@ -103,6 +103,7 @@ export const settingsPage: Page = async (ctx, el) => {
                       pill(t.status, t.status === 'connected' || t.status === 'active' ? 'resolved' : 'info'),
                     ),
                     h('td', {}, when(t.installed_at)),
+                    h('td', { 'data-cell': 'details' }, toolDetails(t.settings)),
                   ),
                 ),
             ),
@@ -152,3 +153,19 @@ export const settingsPage: Page = async (ctx, el) => {
     ),
   );
 };
+
+/** What an integration's settings say worth showing: SNS subscriptions' state, a notifier's target host. */
+function toolDetails(settings: Record<string, unknown>): string {
+  const subs = Array.isArray(settings.subscriptions)
+    ? (settings.subscriptions as Array<Record<string, string | null>>)
+    : [];
+  if (subs.length)
+    return subs
+      .map((x) =>
+        x.status === 'confirmed'
+          ? `${x.topic_arn}: subscription confirmed ${when(x.confirmed_at ?? null)}`
+          : `${x.topic_arn}: unsubscribed ${when(x.unsubscribed_at ?? null)}`,
+      )
+      .join('; ');
+  return typeof settings.url_hint === 'string' ? settings.url_hint : '';
+}
