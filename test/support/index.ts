@@ -228,3 +228,4 @@ export function script(steps: unknown[]): string {
   return `script:${JSON.stringify(steps)}`;
 }
 export * from './cli';
+export * from './realworld';

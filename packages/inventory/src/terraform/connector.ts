@@ -124,17 +124,23 @@ export function createTerraformStateConnector(options: TerraformStateConnectorOp
       if (options.json !== undefined) imports.push(parseTerraformState(options.json, parseOptions));
       for (const [n, source] of sources.entries()) {
         onProgress?.('read', n, sources.length);
-        const read = await readStateSource(source, { signal, s3: options.s3 });
-        const readAt = options.now?.() ?? new Date();
-        signal?.throwIfAborted();
+        let read: Awaited<ReturnType<typeof readStateSource>>;
         let result: TerraformStateImport;
         try {
-          result = parseTerraformState(read.text, parseOptions);
+          read = await readStateSource(source, { signal, s3: options.s3 });
+          signal?.throwIfAborted();
+          try {
+            result = parseTerraformState(read.text, parseOptions);
+          } catch (err) {
+            if (err instanceof TerraformStateError)
+              throw new TerraformStateError(`${sourceName(source)}: ${err.message}`, err.problems);
+            throw err;
+          }
         } catch (err) {
-          if (err instanceof TerraformStateError)
-            throw new TerraformStateError(`${sourceName(source)}: ${err.message}`, err.problems);
+          if (err instanceof TerraformStateError) err.source = sourceName(source);
           throw err;
         }
+        const readAt = options.now?.() ?? new Date();
         imports.push(result);
         reads.push({
           source: sourceName(source),

@@ -148,6 +148,8 @@ export type StateInput =
 /** The input is not a Terraform state; `problems` names each one found. */
 export class TerraformStateError extends Error {
   override readonly name = 'TerraformStateError';
+  /** The state (its source's name) that could not be read or parsed, when a connector read it. */
+  source: string | undefined;
   constructor(
     message: string,
     readonly problems: string[] = [],
