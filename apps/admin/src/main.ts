@@ -329,6 +329,7 @@ env
         terraformState?: string;
         terraformS3?: string;
         region?: string;
+        pathStyle?: boolean;
         awsProfile?: string;
         regions: string;
       }) => {
@@ -338,7 +339,8 @@ env
             400,
             'give exactly one of --demo, --terraform-state FILE, --terraform-s3 s3://BUCKET/KEY, --aws-profile P',
           );
-        if (o.region && !o.terraformS3) throw new AppError(400, '--region goes with --terraform-s3');
+        if ((o.region || o.pathStyle) && !o.terraformS3)
+          throw new AppError(400, `${o.region ? '--region' : '--path-style'} goes with --terraform-s3`);
         const input: ConnectInput = o.demo
           ? {
               kind: 'demo',
@@ -348,7 +350,7 @@ env
           : o.terraformState
             ? { kind: 'terraform_state', file: o.terraformState }
             : o.terraformS3
-              ? { kind: 'terraform_state', s3: o.terraformS3, region: o.region }
+              ? { kind: 'terraform_state', s3: o.terraformS3, region: o.region, pathStyle: o.pathStyle }
               : {
                   kind: 'aws',
                   profile: o.awsProfile!,

@@ -302,6 +302,25 @@ describe('an S3 backend, read at every scan', () => {
     expect(state).toMatchObject({ serial: 1, last_error: expect.stringMatching(/no such key/) });
   });
 
+  it('addresses a store on a hostname path-style when asked, as the backend’s use_path_style', async () => {
+    await put('host.tfstate', vpcState(3, [vpc({ Name: 'host' })]));
+    const member = await createTenantWithUser(t);
+    const endpoint = process.env.AWS_ENDPOINT_URL_S3!;
+    // Virtual-hosted style would ask for tfstate-prod.localhost, a name that does not resolve here.
+    process.env.AWS_ENDPOINT_URL_S3 = endpoint.replace('127.0.0.1', 'localhost');
+    try {
+      await connectEnvironment(t.db, member.tenant.id, {
+        kind: 'terraform_state',
+        s3: 's3://tfstate-prod/host.tfstate',
+        pathStyle: true,
+      });
+      const { rows } = await scanTenant(member.tenant.id);
+      expect(rows.map((r) => r.native_id)).toEqual(['vpc-0abc']);
+    } finally {
+      process.env.AWS_ENDPOINT_URL_S3 = endpoint;
+    }
+  });
+
   it('reads several states of a tenant, counting a resource two of them hold once', async () => {
     await put('a.tfstate', vpcState(1, [vpc({ Name: 'a' })]));
     await put('b.tfstate', vpcState(2, [vpc({ Name: 'b' }), subnet]));

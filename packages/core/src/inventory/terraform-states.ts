@@ -10,7 +10,7 @@ import { BadRequest } from '../errors';
 /** How `env connect` names a Terraform state: a file, or an S3 backend's `s3://bucket/key`. */
 export type TerraformStateInput =
   | { file: string; s3?: undefined; region?: undefined }
-  | { s3: string; region?: string | undefined; file?: undefined };
+  | { s3: string; region?: string | undefined; pathStyle?: boolean | undefined; file?: undefined };
 
 /** A state of the tenant's connection as the console and the catalog show it. */
 export interface TerraformStateView {
@@ -65,7 +65,13 @@ export async function terraformSourceOf(input: TerraformStateInput): Promise<Ter
     const { bucket, key } = parseS3Url(input.s3);
     if (input.region !== undefined && !/^[a-z]{2}(-[a-z]+)+-\d+$/.test(input.region))
       throw new BadRequest(`--region ${input.region} is not an AWS region (like eu-west-1)`);
-    return { kind: 's3', bucket, key, region: input.region ?? null };
+    return {
+      kind: 's3',
+      bucket,
+      key,
+      region: input.region ?? null,
+      ...(input.pathStyle ? { pathStyle: true } : {}),
+    };
   } catch (e) {
     if (e instanceof TerraformStateError) throw new BadRequest(e.message);
     throw e;

@@ -6,7 +6,14 @@ import { TerraformStateError } from './schema';
 /** Where a state is read from at every scan: a file the scanning process can read, or an S3 backend. */
 export type TerraformStateSource =
   | { kind: 'file'; path: string }
-  | { kind: 's3'; bucket: string; key: string; region?: string | null | undefined };
+  | {
+      kind: 's3';
+      bucket: string;
+      key: string;
+      region?: string | null | undefined;
+      /** Path-style requests (`endpoint/bucket/key`), as the S3 backend's `use_path_style`: MinIO and other stores on a hostname need it. */
+      pathStyle?: boolean | undefined;
+    };
 
 /** What one read of a source brought back. */
 export interface StateRead {
@@ -75,6 +82,7 @@ export async function readStateSource(
     region: source.region ?? DEFAULT_S3_REGION,
     followRegionRedirects: true,
     maxAttempts: 3,
+    ...(source.pathStyle ? { forcePathStyle: true } : {}),
   });
   try {
     const out = await client.send(new GetObjectCommand({ Bucket: source.bucket, Key: source.key }), {
