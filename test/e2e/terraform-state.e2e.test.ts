@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
 import { createRedis } from '@opsi/redis';
 import { startS3Peer, type S3Peer } from '../support/s3';
 import { freePort, runAdmin, startService, type ServiceProcess } from '../support/processes';
+import { deleteRedisKeys } from '../support/index';
 
 // `env connect --terraform-state` with a raw terraform.tfstate (version 4) and `--terraform-s3` with an
 // S3 backend (s3rver, an S3-compatible server, reached through AWS_ENDPOINT_URL_S3), as an operator
@@ -105,12 +106,7 @@ describe('Terraform states connected by the operator command', { timeout: 600_00
     if (dir) await rm(dir, { recursive: true, force: true });
     const redis = createRedis(REDIS_URL, 'command');
     try {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteRedisKeys(redis, `${redisPrefix}:*`);
     } finally {
       redis.disconnect();
     }
@@ -217,6 +213,17 @@ describe('Terraform states connected by the operator command', { timeout: 600_00
       [file, 8],
       [`s3://${BUCKET}/${KEY}`, 42],
     ]);
+
+    // Forgetting the file's state: the next scan no longer sees its VPC.
+    const forgot = await admin(['env', 'forget-state', '--tenant', 'acme', '--terraform-state', file], env);
+    expect(forgot.code, forgot.stdout + forgot.stderr).toBe(0);
+    expect(forgot.json!.removed).toBe(file);
+    expect(forgot.json!.states.map((s: { source: string }) => s.source)).toEqual([`s3://${BUCKET}/${KEY}`]);
+    const third = await admin(['scan', '--tenant', 'acme', '--wait'], env);
+    expect(third.json!.scan).toMatchObject({ status: 'completed', counts: { deleted: 1, collected: 1 } });
+    const again = await admin(['env', 'forget-state', '--tenant', 'acme', '--terraform-state', file], env);
+    expect([again.code, Object.keys(again.json!)]).toEqual([1, ['detail']]);
+    expect(again.json!.detail).toMatch(/no Terraform state/);
   });
 
   it('refuses a missing S3 key, a bad address and --region alone with one {detail} and exit 1', async () => {

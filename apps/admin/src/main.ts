@@ -20,6 +20,7 @@ import {
   installTool,
   listTenantTools,
   listTerraformStates,
+  removeTerraformState,
   removeTool,
   runMorningReportJob,
   generateMorningReport,
@@ -404,6 +405,28 @@ env
         );
       },
     ),
+  );
+
+env
+  .command('forget-state')
+  .description("forget one of the tenant's Terraform states; the next scan marks its resources deleted")
+  .requiredOption('--tenant <slug>')
+  .option('--terraform-state <file>', 'the state file, as it was connected')
+  .option('--terraform-s3 <url>', 's3://BUCKET/KEY, as it was connected')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string; terraformState?: string; terraformS3?: string }) => {
+      if (!o.terraformState === !o.terraformS3)
+        throw new AppError(400, 'give exactly one of --terraform-state FILE, --terraform-s3 s3://BUCKET/KEY');
+      const result = await withDb(async (db) =>
+        removeTerraformState(
+          db,
+          await tenantId(db, o.tenant),
+          o.terraformState !== undefined ? { file: o.terraformState } : { s3: o.terraformS3! },
+        ),
+      );
+      print(result, `${o.tenant}: forgot ${result.removed}; ${result.states.length} Terraform state(s) left`);
+    }),
   );
 
 program

@@ -5,7 +5,7 @@ import type {
   TerraformStateReadResult,
   TerraformStateSource,
 } from '@opsi/inventory/terraform';
-import { BadRequest } from '../errors';
+import { BadRequest, NotFound } from '../errors';
 
 /** How `env connect` names a Terraform state: a file, or an S3 backend's `s3://bucket/key`. */
 export type TerraformStateInput =
@@ -190,4 +190,21 @@ export async function recordTerraformReads(
       .where('connection_id', '=', connectionId)
       .where('source', '=', failure.source)
       .execute();
+}
+
+/**
+ * Forgets one state of the tenant's connection (named as `env connect` named it: a file path or
+ * `s3://bucket/key`). Its resources are marked deleted by the next scan, as anything no longer seen.
+ */
+export async function removeTerraformState(db: Db, tenantId: string, input: TerraformStateInput) {
+  const { sourceName } = await import('@opsi/inventory/terraform');
+  const source = sourceName(await terraformSourceOf(input));
+  const removed = await db
+    .deleteFrom('terraform_states')
+    .where('tenant_id', '=', tenantId)
+    .where('source', '=', source)
+    .returning('source')
+    .executeTakeFirst();
+  if (!removed) throw new NotFound(`This tenant has no Terraform state ${source}.`);
+  return { removed: removed.source, states: await listTerraformStates(db, tenantId) };
 }

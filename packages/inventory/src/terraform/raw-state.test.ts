@@ -36,6 +36,16 @@ const vpc = (id: string, more: Record<string, unknown> = {}) => ({
   ...more,
 });
 
+/** A managed aws_vpc resource of a version 4 state. */
+const vpcs = (name: string, instances: unknown[], more: Record<string, unknown> = {}) => ({
+  mode: 'managed',
+  type: 'aws_vpc',
+  name,
+  provider: 'provider["registry.terraform.io/hashicorp/aws"]',
+  instances,
+  ...more,
+});
+
 describe('flatmap expansion (state version 3)', () => {
   it('expands maps, lists, sets and nested blocks', () => {
     expect(
@@ -145,36 +155,23 @@ describe('raw state version 4', () => {
   it('addresses count and for_each instances, modules with keys, and leaves data sources out', () => {
     const r = parseTerraformState(
       v4([
-        {
-          mode: 'managed',
-          type: 'aws_vpc',
-          name: 'by_az',
-          each: 'map',
-          provider: 'provider["registry.terraform.io/hashicorp/aws"]',
-          instances: [
+        vpcs(
+          'by_az',
+          [
             { index_key: 'eu-west-1a', ...vpc('vpc-a') },
             { index_key: 'with "quotes"', ...vpc('vpc-q') },
           ],
-        },
-        {
-          module: 'module.env["prod"]',
-          mode: 'managed',
-          type: 'aws_vpc',
-          name: 'counted',
-          each: 'list',
-          provider: 'provider["registry.terraform.io/hashicorp/aws"]',
-          instances: [
+          { each: 'map' },
+        ),
+        vpcs(
+          'counted',
+          [
             { index_key: 0, ...vpc('vpc-0') },
             { index_key: 1, ...vpc('vpc-1') },
           ],
-        },
-        {
-          mode: 'data',
-          type: 'aws_vpc',
-          name: 'looked_up',
-          provider: 'provider["registry.terraform.io/hashicorp/aws"]',
-          instances: [vpc('vpc-data')],
-        },
+          { module: 'module.env["prod"]', each: 'list' },
+        ),
+        vpcs('looked_up', [vpc('vpc-data')], { mode: 'data' }),
       ]),
     );
     expect(r.resources.map((x) => x.attributes.terraform_address).sort()).toEqual([
@@ -189,15 +186,10 @@ describe('raw state version 4', () => {
   it('keeps a tainted object (marked) and leaves a deposed one out, saying so', () => {
     const r = parseTerraformState(
       v4([
-        {
-          mode: 'managed',
-          type: 'aws_vpc',
-          name: 'main',
-          instances: [
-            { status: 'tainted', ...vpc('vpc-new') },
-            { deposed: '00000001', ...vpc('vpc-old') },
-          ],
-        },
+        vpcs('main', [
+          { status: 'tainted', ...vpc('vpc-new') },
+          { deposed: '00000001', ...vpc('vpc-old') },
+        ]),
       ]),
     );
     expect(r.resources).toHaveLength(1);
@@ -231,14 +223,9 @@ describe('raw state version 4', () => {
   it('expands attributes_flat (objects no provider has upgraded yet)', () => {
     const r = parseTerraformState(
       v4([
-        {
-          mode: 'managed',
-          type: 'aws_vpc',
-          name: 'old',
-          instances: [
-            { schema_version: 0, attributes_flat: { id: 'vpc-f', 'tags.%': '1', 'tags.Name': 'flat' } },
-          ],
-        },
+        vpcs('old', [
+          { schema_version: 0, attributes_flat: { id: 'vpc-f', 'tags.%': '1', 'tags.Name': 'flat' } },
+        ]),
       ]),
     );
     expect(r.resources[0]).toMatchObject({ nativeId: 'vpc-f', name: 'flat' });
@@ -251,30 +238,25 @@ describe('redaction before anything is stored', () => {
   it('redacts the paths of sensitive_attributes (get_attr and cty-JSON index steps)', () => {
     const r = parseTerraformState(
       v4([
-        {
-          mode: 'managed',
-          type: 'aws_vpc',
-          name: 'main',
-          instances: [
-            vpc('vpc-s', {
-              attributes: {
-                ...vpc('vpc-s').attributes,
-                tags: { Name: 'ok', Owner: SECRET },
-                tags_all: { Name: 'ok', Owner: SECRET },
-              },
-              sensitive_attributes: [
-                [
-                  { type: 'get_attr', value: 'tags' },
-                  { type: 'index', value: { value: 'Owner', type: 'string' } },
-                ],
-                [
-                  { type: 'get_attr', value: 'tags_all' },
-                  { type: 'index', value: { value: 'Owner', type: 'string' } },
-                ],
+        vpcs('main', [
+          vpc('vpc-s', {
+            attributes: {
+              ...vpc('vpc-s').attributes,
+              tags: { Name: 'ok', Owner: SECRET },
+              tags_all: { Name: 'ok', Owner: SECRET },
+            },
+            sensitive_attributes: [
+              [
+                { type: 'get_attr', value: 'tags' },
+                { type: 'index', value: { value: 'Owner', type: 'string' } },
               ],
-            }),
-          ],
-        },
+              [
+                { type: 'get_attr', value: 'tags_all' },
+                { type: 'index', value: { value: 'Owner', type: 'string' } },
+              ],
+            ],
+          }),
+        ]),
       ]),
     );
     expect(holds(r, SECRET)).toBe(false);
