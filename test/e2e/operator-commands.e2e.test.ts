@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Db } from '@opsi/db';
 import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
 import { createRedis } from '@opsi/redis';
-import { mintTestToken, type TestMember } from '../support/index';
+import { deleteRedisKeys, mintTestToken, type TestMember } from '../support/index';
 import { freePort, REPO_ROOT, runAdmin, startService, type ServiceProcess } from '../support/processes';
 
 // Every operator command, run as an operator runs it (`npm run admin -- … --json`, a process of its
@@ -225,12 +225,7 @@ describe(
       await Promise.all(processes.map((p) => p.stop()));
       const redis = createRedis(REDIS_URL, 'command');
       try {
-        let cursor = '0';
-        do {
-          const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}:*`, 'COUNT', 500);
-          if (keys.length) await redis.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
+        await deleteRedisKeys(redis, `${redisPrefix}:*`);
       } finally {
         redis.disconnect();
       }

@@ -21,6 +21,16 @@ export interface TestContext {
   close(): Promise<void>;
 }
 
+/** Deletes every key matching a pattern (a test's prefix), a SCAN page at a time. */
+export async function deleteRedisKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    if (keys.length) await redis.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
 /**
  * One per test file: a database cloned from the migrated template and a Redis key prefix of its own,
  * so files run in parallel without seeing each other's data.
@@ -45,12 +55,7 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
     redisPrefix,
     config,
     async close() {
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${redisPrefix}*`, 'COUNT', 500);
-        if (keys.length) await redis.del(...keys);
-        cursor = next;
-      } while (cursor !== '0');
+      await deleteRedisKeys(redis, `${redisPrefix}*`);
       redis.disconnect();
       await database.close();
     },
@@ -229,3 +234,4 @@ export function script(steps: unknown[]): string {
   return `script:${JSON.stringify(steps)}`;
 }
 export * from './cli';
+export * from './realworld';

@@ -5,6 +5,9 @@ import { REPO_ROOT } from './processes';
 /** Where the real-world inputs live: `../shared/realworld` from the repository root (never copied in). */
 export const REALWORLD_DIR = join(REPO_ROOT, '..', 'shared', 'realworld');
 
+/** Why a corpus test is skipped. */
+export const REALWORLD_ABSENT = `skipped: ../shared/realworld is absent (${REALWORLD_DIR})`;
+
 /**
  * The files of one folder of `../shared/realworld` (name and text), sorted; an empty list when the
  * folder is absent, with `missing` saying so for a `describe.skipIf` and its message.
@@ -26,6 +29,15 @@ export function realworldFiles(folder: string): {
       .map((name) => ({ name, text: readFileSync(join(dir, name), 'utf8') })),
     missing: undefined,
   };
+}
+
+/** The paths of every file of one corpus folder (sorted), or null when `../shared/realworld` is absent. */
+export function realworldPaths(folder: string): string[] | null {
+  const dir = join(REALWORLD_DIR, folder);
+  if (!existsSync(dir)) return null;
+  return readdirSync(dir)
+    .sort()
+    .map((f) => join(dir, f));
 }
 
 /**

@@ -19,6 +19,8 @@ import {
   expireToken,
   installTool,
   listTenantTools,
+  listTerraformStates,
+  removeTerraformState,
   removeTool,
   runMorningReportJob,
   generateMorningReport,
@@ -296,7 +298,9 @@ async function requestAndWatchScan(
 const env = program.command('env').description("the tenant's connected environment");
 env
   .command('connect')
-  .description('connect the demo environment, a Terraform state file, or an AWS account (read-only)')
+  .description(
+    'connect the demo environment, a Terraform state (a file or an S3 backend; each one adds a state), or an AWS account (read-only)',
+  )
   .requiredOption('--tenant <slug>')
   .option('--demo', 'the built-in demo environment')
   .option('--seed <n>', 'demo seed', (v) => {
@@ -304,7 +308,15 @@ env
     return Number(v);
   })
   .addOption(new Option('--size <size>', 'demo size').choices(['small', 'medium', 'large']))
-  .option('--terraform-state <file>', 'the output of terraform show -json')
+  .option('--terraform-state <file>', 'a terraform.tfstate (versions 3 and 4) or terraform show -json output')
+  .option(
+    '--terraform-s3 <url>',
+    "an S3 backend's state, s3://BUCKET/KEY, read with s3:GetObject at every scan",
+  )
+  .option(
+    '--region <region>',
+    "the S3 backend's region (default us-east-1; S3 redirects to the bucket's own)",
+  )
   .option('--aws-profile <profile>', 'an AWS profile of the standard credential chain')
   .option('--regions <list>', 'AWS regions to scan, comma-separated', 'us-east-1')
   .addOption(jsonOption)
@@ -316,12 +328,20 @@ env
         seed?: number;
         size?: DemoSize;
         terraformState?: string;
+        terraformS3?: string;
+        region?: string;
+        pathStyle?: boolean;
         awsProfile?: string;
         regions: string;
       }) => {
-        const chosen = [o.demo, o.terraformState, o.awsProfile].filter(Boolean).length;
+        const chosen = [o.demo, o.terraformState, o.terraformS3, o.awsProfile].filter(Boolean).length;
         if (chosen !== 1)
-          throw new AppError(400, 'give exactly one of --demo, --terraform-state FILE, --aws-profile P');
+          throw new AppError(
+            400,
+            'give exactly one of --demo, --terraform-state FILE, --terraform-s3 s3://BUCKET/KEY, --aws-profile P',
+          );
+        if ((o.region || o.pathStyle) && !o.terraformS3)
+          throw new AppError(400, `${o.region ? '--region' : '--path-style'} goes with --terraform-s3`);
         const input: ConnectInput = o.demo
           ? {
               kind: 'demo',
@@ -330,30 +350,83 @@ env
             }
           : o.terraformState
             ? { kind: 'terraform_state', file: o.terraformState }
-            : {
-                kind: 'aws',
-                profile: o.awsProfile!,
-                regions: o.regions
-                  .split(',')
-                  .map((r) => r.trim())
-                  .filter(Boolean),
-              };
+            : o.terraformS3
+              ? { kind: 'terraform_state', s3: o.terraformS3, region: o.region, pathStyle: o.pathStyle }
+              : {
+                  kind: 'aws',
+                  profile: o.awsProfile!,
+                  regions: o.regions
+                    .split(',')
+                    .map((r) => r.trim())
+                    .filter(Boolean),
+                };
         const connection = await withDb(async (db) => {
-          const c = await connectEnvironment(db, await tenantId(db, o.tenant), input);
+          const id = await tenantId(db, o.tenant);
+          const c = await connectEnvironment(db, id, input);
+          if (input.kind !== 'terraform_state')
+            return {
+              id: c.id,
+              kind: c.kind,
+              config: c.config,
+              created_at: c.created_at,
+              updated_at: c.updated_at,
+            };
+          const states = await listTerraformStates(db, id);
           return {
             id: c.id,
             kind: c.kind,
-            config: input.kind === 'terraform_state' ? { file: input.file } : c.config,
+            config:
+              input.file !== undefined
+                ? { file: input.file }
+                : { s3: input.s3, region: input.region ?? null },
+            states,
             created_at: c.created_at,
             updated_at: c.updated_at,
           };
         });
+        const stateLines =
+          'states' in connection && connection.states
+            ? connection.states
+                .map(
+                  (s) =>
+                    `\n  ${s.source}: serial ${s.serial ?? '–'}, ${s.resources} of ${s.managed} managed resources mapped${
+                      Object.keys(s.skipped_unsupported).length
+                        ? `; skipped (types not modelled): ${Object.entries(s.skipped_unsupported)
+                            .map(([t, n]) => `${t} ×${n}`)
+                            .join(', ')}`
+                        : ''
+                    }`,
+                )
+                .join('')
+            : '';
         print(
           { connection },
-          `${o.tenant}: connected ${connection.kind} (${connection.id}). Run: npm run admin -- scan --tenant ${o.tenant} --wait`,
+          `${o.tenant}: connected ${connection.kind} (${connection.id}).${stateLines}\nRun: npm run admin -- scan --tenant ${o.tenant} --wait`,
         );
       },
     ),
+  );
+
+env
+  .command('forget-state')
+  .description("forget one of the tenant's Terraform states; the next scan marks its resources deleted")
+  .requiredOption('--tenant <slug>')
+  .option('--terraform-state <file>', 'the state file, as it was connected')
+  .option('--terraform-s3 <url>', 's3://BUCKET/KEY, as it was connected')
+  .addOption(jsonOption)
+  .action(
+    run(async (o: { tenant: string; terraformState?: string; terraformS3?: string }) => {
+      if (!o.terraformState === !o.terraformS3)
+        throw new AppError(400, 'give exactly one of --terraform-state FILE, --terraform-s3 s3://BUCKET/KEY');
+      const result = await withDb(async (db) =>
+        removeTerraformState(
+          db,
+          await tenantId(db, o.tenant),
+          o.terraformState !== undefined ? { file: o.terraformState } : { s3: o.terraformS3! },
+        ),
+      );
+      print(result, `${o.tenant}: forgot ${result.removed}; ${result.states.length} Terraform state(s) left`);
+    }),
   );
 
 program

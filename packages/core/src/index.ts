@@ -11,6 +11,7 @@ export * from './agent-sessions/budget';
 export * from './agent-sessions/sessions';
 export * from './agent-sessions/runs';
 export * from './inventory/scans';
+export * from './inventory/terraform-states';
 export * from './pulse/findings';
 export * from './pulse/reinvestigate';
 export * from './agent/tools';

@@ -146,6 +146,33 @@ export interface CloudConnectionsTable {
   updated_at: UpdatedAt;
 }
 
+/** One Terraform state of a tenant's `terraform_state` connection, and what its last read found. */
+export interface TerraformStatesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  connection_id: string;
+  /** `s3://bucket/key` or the file's absolute path: unique per tenant. */
+  source: string;
+  config: JsonColumn<Record<string, unknown>>;
+  format: string | null;
+  format_version: string | null;
+  terraform_version: string | null;
+  serial: ColumnType<number | null, number | null | undefined, number | null>;
+  lineage: string | null;
+  etag: string | null;
+  last_modified: NullableTimestamp;
+  last_read_at: NullableTimestamp;
+  last_error: string | null;
+  last_error_at: NullableTimestamp;
+  managed_count: number | null;
+  resource_count: number | null;
+  tainted_count: number | null;
+  unsupported_by_type: JsonColumn<Record<string, number>>;
+  skipped_by_reason: JsonColumn<Record<string, number>>;
+  created_at: CreatedAt;
+  updated_at: UpdatedAt;
+}
+
 export interface DemoEnvironmentsTable {
   tenant_id: string;
   seed: number;
@@ -646,6 +673,7 @@ export interface Database {
   agent_messages: AgentMessagesTable;
   cloud_connections: CloudConnectionsTable;
   demo_environments: DemoEnvironmentsTable;
+  terraform_states: TerraformStatesTable;
   inventory_scans: InventoryScansTable;
   inventory_snapshots: InventorySnapshotsTable;
   resources: ResourcesTable;

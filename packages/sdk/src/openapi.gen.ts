@@ -5081,7 +5081,7 @@ export type paths = {
                          *           "name": "Terraform state",
                          *           "category": "connectors",
                          *           "kind": "connector",
-                         *           "description": "Reads `terraform show -json` output into the inventory; secrets in the state are never copied.",
+                         *           "description": "Reads Terraform states into the inventory at every scan: raw terraform.tfstate (versions 3 and 4) or `terraform show -json` output, from a file or an S3 backend (s3:GetObject only), several per tenant; sensitive values are redacted before anything is stored.",
                          *           "installed": false
                          *         },
                          *         {
@@ -5135,7 +5135,7 @@ export type paths = {
         };
         /**
          * What the tenant has: its connection, installed integrations (with status), built-in agent tools
-         * @description settings never holds a secret: a notifier shows its URL’s host only.
+         * @description settings never holds a secret: a notifier shows its URL’s host only. The terraform_state connector’s settings.states lists each connected state: source (a file path or s3://bucket/key), kind, region, format, serial, lineage, last_read_at, last_error, managed, resources, tainted, skipped_unsupported (managed resources of types the inventory does not model, by type) and skipped_other (by reason).
          */
         get: {
             parameters: {

@@ -136,7 +136,8 @@ export const getTenantTools = defineRoute({
   path: '/api/v1/marketplace/tenant/tools',
   auth: 'read',
   summary: 'What the tenant has: its connection, installed integrations (with status), built-in agent tools',
-  description: 'settings never holds a secret: a notifier shows its URL’s host only.',
+  description:
+    'settings never holds a secret: a notifier shows its URL’s host only. The terraform_state connector’s settings.states lists each connected state: source (a file path or s3://bucket/key), kind, region, format, serial, lineage, last_read_at, last_error, managed, resources, tainted, skipped_unsupported (managed resources of types the inventory does not model, by type) and skipped_other (by reason).',
   tags: ['tools'],
   responses: { 200: TenantToolList },
   handler: async ({ deps, auth }) => ({ tools: await listTenantTools(deps.db, auth.tenant.id) }),

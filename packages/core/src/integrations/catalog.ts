@@ -4,6 +4,7 @@ import type { Auth } from '../context';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors';
 import { availableTools } from '../agent/tools';
 import type { SecretBox } from './secret-box';
+import { listTerraformStates } from '../inventory/terraform-states';
 
 export type ToolKind = 'connector' | 'notifier' | 'agent_tool' | 'alert_source';
 
@@ -34,7 +35,7 @@ const STATIC_TOOLS: CatalogTool[] = [
     category: 'connectors',
     kind: 'connector',
     description:
-      'Reads `terraform show -json` output into the inventory; secrets in the state are never copied.',
+      'Reads Terraform states into the inventory at every scan: raw terraform.tfstate (versions 3 and 4) or `terraform show -json` output, from a file or an S3 backend (s3:GetObject only), several per tenant; sensitive values are redacted before anything is stored.',
   },
   {
     id: 'aws',
@@ -105,7 +106,10 @@ export interface TenantTool {
   settings: Record<string, unknown>;
 }
 
-/** What the tenant has: its connected environment, installed integrations, and the built-in agent tools. */
+/**
+ * What the tenant has: its connected environment, installed integrations, and the built-in agent tools.
+ * A Terraform connection's settings list its states: source, serial, last read, what was left out.
+ */
 export async function listTenantTools(db: Db, tenantId: string): Promise<TenantTool[]> {
   const [connections, installed] = await Promise.all([
     db
@@ -132,7 +136,7 @@ export async function listTenantTools(db: Db, tenantId: string): Promise<TenantT
         kind: t.kind,
         status: 'connected',
         installed_at: c.created_at,
-        settings: {},
+        settings: c.kind === 'terraform_state' ? { states: await listTerraformStates(db, tenantId) } : {},
       });
   }
   for (const row of installed) {

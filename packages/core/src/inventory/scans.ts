@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { sql, type Db } from '@opsi/db';
 import {
   createDemoConnector,
@@ -14,42 +13,53 @@ import {
 } from '@opsi/inventory';
 import { DETECTORS, runDetectors } from '@opsi/detectors';
 import type { JobProducer } from '@opsi/jobs';
+import type { TerraformStateReadResult, TerraformStateSource } from '@opsi/inventory/terraform';
 import { BadRequest, Conflict, NotFound } from '../errors';
+import {
+  readColumns,
+  readTerraformStateNow,
+  recordTerraformReads,
+  terraformSourceOf,
+  terraformSourcesOf,
+  type TerraformStateInput,
+} from './terraform-states';
 
 export type ConnectInput =
   | { kind: 'demo'; seed?: number; size?: DemoSize; epoch?: string }
-  | { kind: 'terraform_state'; file: string }
+  | ({ kind: 'terraform_state' } & TerraformStateInput)
   | { kind: 'aws'; profile: string; regions: string[] };
 
 const today = () => new Date().toISOString().slice(0, 10);
 
 /**
- * Connects a tenant's environment (one per tenant; connecting again replaces it). A demo environment
- * starts on day 0 at today's date with no commands; Terraform state is read now and kept, so every
- * worker scans the same state.
+ * Connects a tenant's environment (one per tenant; connecting another kind replaces it). A demo
+ * environment starts on day 0 at today's date with no commands. A Terraform state is read and checked
+ * now, then again at every scan (a file from the scanning process's disk, S3 by GetObject); connecting
+ * another state adds it to the tenant's states (the same source again refreshes it).
  */
 export async function connectEnvironment(db: Db, tenantId: string, input: ConnectInput) {
   let config: Record<string, unknown>;
+  let state: { source: TerraformStateSource; read: TerraformStateReadResult } | null = null;
   if (input.kind === 'demo') {
     const seed = input.seed ?? 42;
     if (!Number.isInteger(seed) || seed < 0 || seed > 2 ** 31 - 1)
       throw new BadRequest('--seed must be a whole number from 0 to 2147483647');
     config = { seed, size: input.size ?? 'small' };
   } else if (input.kind === 'terraform_state') {
-    let state: unknown;
-    try {
-      state = JSON.parse(readFileSync(input.file, 'utf8'));
-    } catch (e) {
-      throw new BadRequest(`cannot read Terraform state ${input.file}: ${(e as Error).message}`);
-    }
-    const { parseTerraformState } = await import('@opsi/inventory/terraform');
-    parseTerraformState(state); // refuse what is not `terraform show -json` output now, not at scan time
-    config = { file: input.file, state };
+    const source = await terraformSourceOf(input);
+    state = { source, read: await readTerraformStateNow(source) };
+    config = {};
   } else {
     if (!input.regions.length) throw new BadRequest('--regions needs at least one region');
     config = { profile: input.profile, regions: input.regions };
   }
   return db.transaction().execute(async (tx) => {
+    const previous = await tx
+      .selectFrom('cloud_connections')
+      .select(['id', 'kind'])
+      .where('tenant_id', '=', tenantId)
+      .forUpdate()
+      .executeTakeFirst();
     const connection = await tx
       .insertInto('cloud_connections')
       .values({ tenant_id: tenantId, kind: input.kind, config: JSON.stringify(config) })
@@ -60,6 +70,30 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
       )
       .returning(['id', 'tenant_id', 'kind', 'config', 'created_at', 'updated_at'])
       .executeTakeFirstOrThrow();
+    // Another kind replaces the connection, and with it the states it read.
+    if (previous && (previous.kind !== 'terraform_state' || input.kind !== 'terraform_state'))
+      await tx.deleteFrom('terraform_states').where('connection_id', '=', previous.id).execute();
+    if (state) {
+      const { sourceName } = await import('@opsi/inventory/terraform');
+      const values = {
+        tenant_id: tenantId,
+        connection_id: connection.id,
+        source: sourceName(state.source),
+        config: JSON.stringify(state.source),
+        ...readColumns(state.read),
+      };
+      await tx
+        .insertInto('terraform_states')
+        .values(values)
+        .onConflict((oc) =>
+          oc.columns(['tenant_id', 'source']).doUpdateSet({
+            connection_id: values.connection_id,
+            config: values.config,
+            ...readColumns(state.read),
+          }),
+        )
+        .execute();
+    }
     if (input.kind === 'demo') {
       const values = {
         tenant_id: tenantId,
@@ -260,20 +294,49 @@ export class ScanBusy extends Error {
   }
 }
 
+interface ScanSource {
+  connector: Connector;
+  backfill: () => Iterable<CollectedInventory>;
+  /** Records what the collect read (Terraform states: serial, counts, or the error), done or failed. */
+  afterCollect?: (error: unknown) => Promise<void>;
+}
+
 async function connectorFor(
   db: Db,
   tenantId: string,
+  connectionId: string,
   kind: string,
   config: Record<string, unknown>,
   book: PriceBook,
-): Promise<{ connector: Connector; backfill: () => Iterable<CollectedInventory> }> {
+): Promise<ScanSource> {
   if (kind === 'demo') {
     const connector = createDemoConnector(await demoSpec(db, tenantId), book);
     return { connector, backfill: () => connector.backfill() };
   }
   if (kind === 'terraform_state') {
-    const { createTerraformStateConnector } = await import('@opsi/inventory/terraform');
-    return { connector: createTerraformStateConnector({ json: config.state }), backfill: () => [] };
+    const { createTerraformStateConnector, TerraformStateError } = await import('@opsi/inventory/terraform');
+    const sources = await terraformSourcesOf(db, connectionId);
+    if (!sources.length)
+      throw new Conflict(
+        'This tenant has no Terraform state connected: run env connect --terraform-state or --terraform-s3.',
+      );
+    const reads: TerraformStateReadResult[] = [];
+    return {
+      connector: createTerraformStateConnector({
+        sources: sources.map((s) => s.source),
+        onStateRead: (r) => reads.push(r),
+      }),
+      backfill: () => [],
+      afterCollect: (error) =>
+        recordTerraformReads(
+          db,
+          connectionId,
+          reads,
+          error instanceof TerraformStateError && error.source
+            ? { source: error.source, message: error.message }
+            : null,
+        ),
+    };
   }
   const { createAwsConnector } = await import('@opsi/inventory/aws');
   return {
@@ -330,9 +393,10 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
       .where('id', '=', scan.connection_id)
       .executeTakeFirstOrThrow();
     const book = await PriceBook.load(db);
-    const { connector, backfill } = await connectorFor(
+    const { connector, backfill, afterCollect } = await connectorFor(
       db,
       tenantId,
+      connection.id,
       connection.kind,
       connection.config,
       book,
@@ -350,9 +414,16 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
         await syncInventory(db, target, past, book);
       }
     }
-    const inventory = await connector.collect({
-      onProgress: (phase) => void progress(`collecting: ${phase}`),
-    });
+    let inventory: CollectedInventory;
+    try {
+      inventory = await connector.collect({
+        onProgress: (phase) => void progress(`collecting: ${phase}`),
+      });
+    } catch (e) {
+      await afterCollect?.(e);
+      throw e;
+    }
+    await afterCollect?.(null);
     counts.collected = inventory.resources.length;
     await progress('syncing', true);
     const sync = await syncInventory(db, target, inventory, book, (phase, done) => {

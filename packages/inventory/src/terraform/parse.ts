@@ -8,7 +8,8 @@ import { NETWORK_MAPPERS } from './map-network';
 import { MERGES } from './merges';
 import { isDraft, Registry, type Draft, type Target, type TfRow } from './registry';
 import { SECURITY_GROUP_MAPPERS } from './security-groups';
-import { validateTerraformShowJson, type TerraformStateModule, type TerraformStateResource } from './schema';
+import { normalizeState, type StateFormat } from './raw-state';
+import { validateTerraformState, type TerraformStateModule, type TerraformStateResource } from './schema';
 import { isRecord, mostFrequent, parseArn, regionOfZone, str, stringsIn } from './values';
 
 export interface ParseTerraformStateOptions {
@@ -20,7 +21,11 @@ export interface ParseTerraformStateOptions {
   now?: () => Date;
 }
 
-export type SkipReason = 'unsupported_type' | 'parent_not_in_state' | 'duplicate';
+/**
+ * `deposed`: the old object of a create-before-destroy replacement whose destroy has not happened yet;
+ * the current object at the same address is the one the inventory keeps.
+ */
+export type SkipReason = 'unsupported_type' | 'parent_not_in_state' | 'duplicate' | 'deposed';
 
 /** A managed resource of the state that is not in the inventory, and why. */
 export interface SkippedTerraformResource {
@@ -32,6 +37,16 @@ export interface SkippedTerraformResource {
 /** The inventory, plus what the import left out so the caller can report it. */
 export interface TerraformStateImport extends CollectedInventory {
   terraformVersion: string | null;
+  /** Raw state (version 3 or 4) or `terraform show -json` output. */
+  format: StateFormat;
+  formatVersion: string;
+  /** The raw state's serial and lineage (show -json output has neither). */
+  serial: number | null;
+  lineage: string | null;
+  /** Managed instances of the state (data sources and deposed objects not counted). */
+  managedCount: number;
+  /** Tainted objects: kept (they exist until replaced), with `terraform_tainted: true`. */
+  taintedCount: number;
   skipped: SkippedTerraformResource[];
 }
 
@@ -44,6 +59,9 @@ const MAPPERS = {
   ...IAM_MAPPERS,
   ...MONITORING_MAPPERS,
 };
+
+/** Terraform types the connector turns into resources of their own. */
+export const MAPPED_TERRAFORM_TYPES: readonly string[] = Object.keys(MAPPERS).sort();
 
 /** Terraform types the connector turns into resources or merges into one. */
 export const SUPPORTED_TERRAFORM_TYPES: readonly string[] = [
@@ -58,6 +76,7 @@ function flatten(
   mod: TerraformStateModule | undefined,
   managed: TfRow[],
   data: TerraformStateResource[],
+  deposed: TerraformStateResource[],
 ): void {
   if (!mod) return;
   const modulePath = withoutKeys(mod.address ?? '');
@@ -67,7 +86,10 @@ function flatten(
       continue;
     }
     // A deposed object is the old half of a create-before-destroy replacement: the current one counts.
-    if (r.deposed_key) continue;
+    if (r.deposed_key) {
+      deposed.push(r);
+      continue;
+    }
     managed.push({
       address: r.address,
       configAddress: `${modulePath ? `${modulePath}.` : ''}${r.type}.${r.name}`,
@@ -75,9 +97,10 @@ function flatten(
       type: r.type,
       values: r.values ?? {},
       dependsOn: r.depends_on ?? [],
+      tainted: r.tainted === true,
     });
   }
-  for (const child of mod.child_modules ?? []) flatten(child, managed, data);
+  for (const child of mod.child_modules ?? []) flatten(child, managed, data, deposed);
 }
 
 interface Placement {
@@ -149,18 +172,26 @@ function place(reg: Registry, p: Placement, options: ParseTerraformStateOptions)
   }
 }
 
-/** Imports the output of `terraform show -json` (a state, format 1.x) as an inventory. */
+/**
+ * Imports a Terraform state as an inventory: a raw `terraform.tfstate` (version 3 or 4) or the output
+ * of `terraform show -json` (any format). Sensitive values are redacted before any mapper sees them.
+ */
 export function parseTerraformState(
   json: unknown,
   options: ParseTerraformStateOptions = {},
 ): TerraformStateImport {
-  const doc = validateTerraformShowJson(json);
+  const doc = normalizeState(validateTerraformState(json));
   const rows: TfRow[] = [];
   const data: TerraformStateResource[] = [];
-  flatten(doc.values?.root_module, rows, data);
+  const deposed: TerraformStateResource[] = [];
+  flatten(doc.root, rows, data, deposed);
 
   const reg = new Registry();
-  const skipped: SkippedTerraformResource[] = [];
+  const skipped: SkippedTerraformResource[] = deposed.map((r) => ({
+    address: `${r.address} (deposed ${r.deposed_key})`,
+    type: r.type,
+    reason: 'deposed',
+  }));
   for (const row of rows) {
     const map = MAPPERS[row.type];
     if (map) map(row, reg);
@@ -197,7 +228,12 @@ export function parseTerraformState(
       availabilityZone: d.availabilityZone,
       name: d.name,
       tags: d.tags,
-      attributes: { ...d.attributes, tags: d.tags, terraform_address: d.address },
+      attributes: {
+        ...d.attributes,
+        tags: d.tags,
+        terraform_address: d.address,
+        ...(d.row.tainted && !d.derived ? { terraform_tainted: true } : {}),
+      },
       sizeValue: d.sizeValue,
       sizeUnit: d.sizeUnit,
     };
@@ -210,7 +246,13 @@ export function parseTerraformState(
     metrics: [],
     costs: [],
     events: [],
-    terraformVersion: doc.terraform_version ?? null,
+    terraformVersion: doc.terraformVersion,
+    format: doc.format,
+    formatVersion: doc.formatVersion,
+    serial: doc.serial,
+    lineage: doc.lineage,
+    managedCount: rows.length,
+    taintedCount: rows.filter((r) => r.tainted).length,
     skipped,
   };
 }

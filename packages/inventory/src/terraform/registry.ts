@@ -12,6 +12,8 @@ export interface TfRow {
   type: string;
   values: Values;
   dependsOn: string[];
+  /** Marked tainted: it exists, and the next apply replaces it. */
+  tainted?: boolean;
 }
 
 /** A resource looked up by its type and AWS id, or by its ARN. */

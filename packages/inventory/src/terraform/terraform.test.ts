@@ -595,11 +595,19 @@ describe('malformed input', () => {
     ['{not json', /the text is not JSON/],
     [{}, /format_version: missing/],
     [{ format_version: 1 }, /format_version: must be a string/],
-    [{ format_version: '0.1' }, /format_version: must be 1\.x/],
+    [{ format_version: 'one' }, /format_version: must be a version like "0\.1"/],
     [{ format_version: '1.2', planned_values: {}, resource_changes: [] }, /this is a plan/],
     [
-      { version: 4, terraform_version: '1.9.5', serial: 3, lineage: 'x', resources: [] },
-      /raw terraform\.tfstate/,
+      { version: 2, terraform_version: '0.7.0', serial: 3, lineage: 'x', modules: [] },
+      /terraform\.tfstate version 2 is not read \(versions 3 and 4 are\)/,
+    ],
+    [
+      { version: 4, serial: 3, resources: [{ mode: 'managed', type: 'aws_vpc', name: 'a' }] },
+      /version 4\): resources\[0\]\.instances/,
+    ],
+    [
+      { version: 3, serial: 3, modules: [{ path: 'root', resources: {} }] },
+      /version 3\): modules\[0\]\.path/,
     ],
     [
       state([{ address: 'aws_instance.a', mode: 'resource', type: 'aws_instance', name: 'a', values: {} }]),
@@ -916,6 +924,6 @@ describe('createTerraformStateConnector', () => {
     await expect(
       createTerraformStateConnector({ file: FIXTURE }).collect({ signal: controller.signal }),
     ).rejects.toThrow();
-    expect(() => createTerraformStateConnector({})).toThrow(/needs a file or json/);
+    expect(() => createTerraformStateConnector({})).toThrow(/needs a source, a file or json/);
   });
 });

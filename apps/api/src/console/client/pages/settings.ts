@@ -4,6 +4,66 @@ import { card, empty, h, pill, when } from '../dom';
 import { act, errorSlot, type Page } from '../ctx';
 import type { AuditListT, TeamT, TenantToolsT } from '../types';
 
+interface TerraformStateRowT {
+  source: string;
+  serial: number | null;
+  last_read_at: string | null;
+  last_error: string | null;
+  resources: number | null;
+  managed: number | null;
+  skipped_unsupported: Record<string, number>;
+}
+
+/** Each connected Terraform state: where it is read from, its serial, when it was last read, what was left out. */
+function terraformStates(tools: TenantToolsT) {
+  const tf = tools.tools.find((t) => t.id === 'terraform_state');
+  const states = (tf?.settings.states ?? []) as TerraformStateRowT[];
+  if (!tf) return null;
+  return card(
+    'Terraform states',
+    states.length
+      ? h(
+          'table',
+          { class: 'table', 'data-table': 'terraform-states' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['Source', 'Serial', 'Last read', 'Resources', 'Skipped (types not modelled)'].map((t) =>
+                h('th', {}, t),
+              ),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            states.map((s) => {
+              const skipped = Object.entries(s.skipped_unsupported);
+              return h(
+                'tr',
+                {},
+                h('td', { class: 'mono' }, s.source),
+                h('td', {}, s.serial === null ? '–' : String(s.serial)),
+                h(
+                  'td',
+                  {},
+                  when(s.last_read_at),
+                  s.last_error ? h('p', { class: 'error' }, s.last_error) : null,
+                ),
+                h('td', {}, s.resources === null ? '–' : `${s.resources} of ${s.managed ?? 0} managed`),
+                h('td', {}, skipped.length ? skipped.map(([type, n]) => `${type} ×${n}`).join(', ') : 'none'),
+              );
+            }),
+          ),
+        )
+      : empty(
+          'No state connected: npm run admin -- env connect --terraform-state FILE or --terraform-s3 s3://BUCKET/KEY.',
+        ),
+  );
+}
+
 export const settingsPage: Page = async (ctx, el) => {
   const [team, tools, audit] = await Promise.all([
     get<TeamT>('/console/api/team'),
@@ -115,6 +175,7 @@ export const settingsPage: Page = async (ctx, el) => {
         `${tools.tools.filter((t) => t.kind === 'agent_tool').length} agent tools built in.`,
       ),
     ),
+    ...[terraformStates(tools)].filter((x) => x !== null),
     card(
       'Audit log',
       h('div', { class: 'actions' }, verify, verdict),
