@@ -127,6 +127,9 @@ export interface RowSource<T> extends Iterable<T> {
   readonly length: number;
 }
 
+/** The least-privilege IAM policy of the AWS connector (the repository's path): every action it calls. */
+export const AWS_IAM_POLICY = 'docs/aws-iam-policy.json';
+
 /**
  * How AWS answers in a region the account has not opted in to: EC2 says OptInRequired, other services
  * refuse the credentials there. A warning with one of these codes is a region skipped, not a permission missing.

@@ -1,6 +1,12 @@
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { fromIni, fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import type { CollectedInventory, Connector, ResourceType, UnreadScope } from '../model';
+import {
+  AWS_IAM_POLICY,
+  type CollectedInventory,
+  type Connector,
+  type ResourceType,
+  type UnreadScope,
+} from '../model';
 import { collectAutoScaling } from './autoscaling.collect';
 import { ClientPool, defaultClientFactory, type AwsClientFactory, type AwsCredentials } from './aws-clients';
 import type { CollectContext } from './collect-context';
@@ -8,7 +14,6 @@ import { collectDynamoDb } from './dynamodb.collect';
 import { collectEc2 } from './ec2.collect';
 import { collectElastiCache } from './elasticache.collect';
 import { collectElb } from './elb.collect';
-import { AWS_POLICY_DOC } from './iam-actions';
 import {
   collectIamAccount,
   collectIamInstanceProfiles,
@@ -186,7 +191,7 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
             'all',
             home,
             warnings[0]?.code ?? 'AccessDenied',
-            `the identity ${identity.Arn ?? ''} may read nothing of this account: give it the read-only actions of ${AWS_POLICY_DOC} (refused: ${denied.join(', ')})`,
+            `the identity ${identity.Arn ?? ''} may read nothing of this account: give it the read-only actions of ${AWS_IAM_POLICY} (refused: ${denied.join(', ')})`,
           );
         }
 

@@ -57,6 +57,3 @@ export function iamActionOf(clientName: string, commandName: string): string {
   const prefix = IAM_PREFIX_BY_CLIENT[clientName] ?? clientName.replace(/Client$/, '').toLowerCase();
   return iamAction(prefix, commandName.replace(/Command$/, ''));
 }
-
-/** Where the least-privilege policy lives, for messages that tell an operator what to grant. */
-export const AWS_POLICY_DOC = 'docs/aws-iam-policy.json';
