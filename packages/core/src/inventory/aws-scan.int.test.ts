@@ -186,6 +186,23 @@ describe('an AWS scan against the recorded account', () => {
     expect(checks.has('sre.resource_no_alarm')).toBe(false);
   });
 
+  it('does not call a bucket public when its Block Public Access may not be read', async () => {
+    const tenantId = await awsTenant();
+    peer.fail({ service: 's3', action: 'GetPublicAccessBlock', code: 'AccessDenied', status: 403 });
+    const done = await scan(tenantId);
+    expect(done.partial).toBe(true);
+    expect(done.warnings.map((w) => w.action)).toEqual(['s3:GetBucketPublicAccessBlock']);
+    // The bucket is there, its policy public, but Block Public Access could neutralise it: no finding.
+    const bucket = await t.db
+      .selectFrom('resources')
+      .select('attributes')
+      .where('tenant_id', '=', tenantId)
+      .where('arn', '=', 'arn:aws:s3:::amzn-s3-demo-bucket1')
+      .executeTakeFirstOrThrow();
+    expect(bucket.attributes).toMatchObject({ bucket_policy_is_public: true, block_public_policy: null });
+    expect((await openChecks(tenantId)).has('security.s3_public')).toBe(false);
+  });
+
   it('fails when the identity may read nothing, naming the policy to grant', async () => {
     const tenantId = await awsTenant();
     for (const [service, code, status] of [
