@@ -2,32 +2,22 @@
 // The console's overview after a partial AWS scan: a tenant connected to an AWS profile whose
 // identity IAM refuses everything, scanned against the local AWS peer (AWS's recorded answers), shows
 // "partial: N permissions missing" with the IAM actions the API lists.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectEnvironment, requestScan, runScan } from '@opsi/core';
-import { startAwsPeer, type AwsPeer } from '@opsi/test-support/aws-peer';
+import { startAwsPeer, writePeerProfile, type AwsPeer, type PeerProfile } from '@opsi/test-support/aws-peer';
 import { open, signIn, startConsoleWorld, type ConsolePage, type ConsoleWorld } from './console-setup';
 
 let world: ConsoleWorld | undefined;
 let peer: AwsPeer | undefined;
-let home = '';
+let profile: PeerProfile | undefined;
 let cp: ConsolePage;
 
 beforeAll(async () => {
   world = await startConsoleWorld();
   peer = await startAwsPeer();
-  home = mkdtempSync(join(tmpdir(), 'opsi-aws-console-'));
-  writeFileSync(
-    join(home, 'credentials'),
-    '[opsi-peer]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = x\n',
-  );
-  writeFileSync(join(home, 'config'), '[profile opsi-peer]\nregion = us-west-2\n');
+  profile = writePeerProfile(peer.url);
   // The scan runs in this process, as `scan --wait` without REDIS_URL does.
-  process.env.AWS_SHARED_CREDENTIALS_FILE = join(home, 'credentials');
-  process.env.AWS_CONFIG_FILE = join(home, 'config');
-  process.env.AWS_ENDPOINT_URL = peer.url;
+  Object.assign(process.env, profile.env);
   const tenantId = world.member.tenant.id;
   await connectEnvironment(world.t.db, tenantId, {
     kind: 'aws',
@@ -43,7 +33,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await world?.close();
   await peer?.close();
-  if (home) rmSync(home, { recursive: true, force: true });
+  profile?.remove();
 });
 
 describe('the console after a partial AWS scan', () => {

@@ -1,8 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startAwsPeer, type AwsPeer } from '../support/aws-peer';
+import { startAwsPeer, writePeerProfile, type AwsPeer, type PeerProfile } from '../support/aws-peer';
 import {
   call,
   createTenantWithUser,
@@ -23,7 +20,7 @@ import { freePort, runAdmin, startService, type ServiceProcess } from '../suppor
 const BOUND_MS = 120_000;
 let t: TestContext;
 let peer: AwsPeer;
-let home: string;
+let profile: PeerProfile;
 let env: Record<string, string>;
 let api: ServiceProcess;
 let worker: ServiceProcess;
@@ -48,12 +45,7 @@ async function get(path: string) {
 beforeAll(async () => {
   t = await createTestContext();
   peer = await startAwsPeer();
-  home = mkdtempSync(join(tmpdir(), 'opsi-aws-e2e-'));
-  writeFileSync(
-    join(home, 'credentials'),
-    '[opsi-peer]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n',
-  );
-  writeFileSync(join(home, 'config'), '[profile opsi-peer]\nregion = us-west-2\n');
+  profile = writePeerProfile(peer.url);
   env = {
     DATABASE_URL: t.database.url,
     DATABASE_POOL_MAX: '3',
@@ -62,9 +54,7 @@ beforeAll(async () => {
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',
     DEMO_SEED: 'false',
-    AWS_SHARED_CREDENTIALS_FILE: join(home, 'credentials'),
-    AWS_CONFIG_FILE: join(home, 'config'),
-    AWS_ENDPOINT_URL: peer.url,
+    ...profile.env,
   };
   api = await startService(env, { entry: 'apps/api/src/main.ts' });
   const metricsPort = await freePort();
@@ -79,7 +69,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all([api, worker].filter(Boolean).map((p) => p.stop()));
   await peer?.close();
-  if (home) rmSync(home, { recursive: true, force: true });
+  profile?.remove();
   await t?.close();
 });
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -289,5 +290,36 @@ export async function startAwsPeer(): Promise<AwsPeer> {
         server.closeAllConnections();
         server.close(() => resolve());
       }),
+  };
+}
+
+/** A profile of the peer's account, as an operator keeps one: the env that points the SDK at it. */
+export interface PeerProfile {
+  name: string;
+  /** AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE and AWS_ENDPOINT_URL, for a process or this one. */
+  env: Record<string, string>;
+  remove(): void;
+}
+
+/**
+ * Writes a temporary AWS credentials and config file holding the profile `opsi-peer` (example keys,
+ * region us-west-2), for `env connect --aws-profile opsi-peer`; `env` sends every SDK client to `url`.
+ */
+export function writePeerProfile(url: string): PeerProfile {
+  const dir = mkdtempSync(join(tmpdir(), 'opsi-aws-'));
+  const name = 'opsi-peer';
+  writeFileSync(
+    join(dir, 'credentials'),
+    `[${name}]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n`,
+  );
+  writeFileSync(join(dir, 'config'), `[profile ${name}]\nregion = us-west-2\n`);
+  return {
+    name,
+    env: {
+      AWS_SHARED_CREDENTIALS_FILE: join(dir, 'credentials'),
+      AWS_CONFIG_FILE: join(dir, 'config'),
+      AWS_ENDPOINT_URL: url,
+    },
+    remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }

@@ -1,7 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startAwsPeer, type AwsPeer } from '@opsi/test-support/aws-peer';
+import { startAwsPeer, writePeerProfile, type AwsPeer, type PeerProfile } from '@opsi/test-support/aws-peer';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenantWithUser, createTestContext, type TestContext } from '@opsi/test-support';
 import { pulseOverview } from '../pulse/findings';
@@ -15,7 +12,7 @@ import { connectEnvironment, requestScan, runScan } from './scans';
 
 let t: TestContext;
 let peer: AwsPeer;
-let home: string;
+let profile: PeerProfile;
 const saved: Record<string, string | undefined> = {};
 const ENV = [
   'AWS_ENDPOINT_URL',
@@ -27,15 +24,7 @@ const ENV = [
 
 beforeAll(async () => {
   t = await createTestContext();
-  home = mkdtempSync(join(tmpdir(), 'opsi-aws-'));
-  writeFileSync(
-    join(home, 'credentials'),
-    '[opsi-peer]\naws_access_key_id = AKIDEXAMPLE\naws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n',
-  );
-  writeFileSync(join(home, 'config'), '[profile opsi-peer]\nregion = us-west-2\n');
   for (const k of ENV) saved[k] = process.env[k];
-  process.env.AWS_SHARED_CREDENTIALS_FILE = join(home, 'credentials');
-  process.env.AWS_CONFIG_FILE = join(home, 'config');
   delete process.env.AWS_REGION;
   delete process.env.AWS_PROFILE;
 }, 60_000);
@@ -43,20 +32,21 @@ afterAll(async () => {
   for (const k of ENV)
     if (saved[k] === undefined) delete process.env[k];
     else process.env[k] = saved[k];
-  rmSync(home, { recursive: true, force: true });
   await t?.close();
 });
 beforeEach(async () => {
   peer = await startAwsPeer();
-  process.env.AWS_ENDPOINT_URL = peer.url;
+  profile = writePeerProfile(peer.url);
+  Object.assign(process.env, profile.env);
 });
 afterEach(async () => {
   await peer.close();
+  profile.remove();
 });
 
 async function awsTenant() {
   const a = await createTenantWithUser(t);
-  await connectEnvironment(t.db, a.tenant.id, { kind: 'aws', profile: 'opsi-peer', regions: ['us-west-2'] });
+  await connectEnvironment(t.db, a.tenant.id, { kind: 'aws', profile: profile.name, regions: ['us-west-2'] });
   return a.tenant.id;
 }
 
