@@ -222,26 +222,30 @@ describe('AWS connector against recorded AWS answers', () => {
     );
   });
 
-  it('lets the SDK retry Throttling, RequestLimitExceeded and 503 SlowDown, and counts the retries', async () => {
-    peer.fail({
-      service: 'ec2',
-      action: 'DescribeInstances',
-      code: 'RequestLimitExceeded',
-      status: 503,
-      times: 2,
-    });
-    peer.fail({ service: 'iam', action: 'ListRoles', code: 'Throttling', status: 400, times: 1 });
-    peer.fail({ service: 's3', action: 'GetBucketTagging', code: 'SlowDown', status: 503, times: 1 });
-    const inv = await collect();
-    expect(inv.retries).toBe(4);
-    expect(inv.warnings).toEqual([]);
-    const { ofType } = index(inv);
-    expect(ofType('aws_ec2_instance')).toHaveLength(2);
-    expect(ofType('aws_iam_role')).toHaveLength(1);
-    expect(ofType('aws_s3_bucket')).toHaveLength(2);
-    // Two refused, then the first page and the second.
-    expect(peer.count('ec2', 'DescribeInstances')).toBe(4);
-  });
+  it.each(['standard', 'adaptive'] as const)(
+    'lets the SDK (%s retries) retry Throttling, RequestLimitExceeded and 503 SlowDown, and counts the retries',
+    async (retryMode) => {
+      peer.fail({
+        service: 'ec2',
+        action: 'DescribeInstances',
+        code: 'RequestLimitExceeded',
+        status: 503,
+        times: 2,
+      });
+      peer.fail({ service: 'iam', action: 'ListRoles', code: 'Throttling', status: 400, times: 1 });
+      peer.fail({ service: 's3', action: 'GetBucketTagging', code: 'SlowDown', status: 503, times: 1 });
+      const inv = await collect({ retryMode });
+      expect(inv.retries).toBe(4);
+      expect(inv.warnings).toEqual([]);
+      const { ofType } = index(inv);
+      expect(ofType('aws_ec2_instance')).toHaveLength(2);
+      expect(ofType('aws_iam_role')).toHaveLength(1);
+      expect(ofType('aws_s3_bucket')).toHaveLength(2);
+      // Two refused, then the first page and the second.
+      expect(peer.count('ec2', 'DescribeInstances')).toBe(4);
+    },
+    30_000,
+  );
 
   it('fails the sync, naming service, region and code, when the retries run out', async () => {
     peer.fail({ service: 'ec2', action: 'DescribeVolumes', code: 'RequestLimitExceeded', status: 503 });
