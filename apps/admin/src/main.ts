@@ -28,8 +28,14 @@ import {
   setDailyAgentBudget,
   updateTenant,
 } from '@opsi/core';
-import { migrateToLatest, openDatabase, pendingMigrations, type DatabaseHandle } from '@opsi/db';
-import type { DemoSize } from '@opsi/inventory';
+import {
+  migrateToLatest,
+  openDatabase,
+  pendingMigrations,
+  type DatabaseHandle,
+  type ScanWarning,
+} from '@opsi/db';
+import { AWS_IAM_POLICY, type DemoSize } from '@opsi/inventory';
 import { JobProducer } from '@opsi/jobs';
 import { createRedis } from '@opsi/redis';
 
@@ -399,9 +405,11 @@ env
                 )
                 .join('')
             : '';
+        // The identity behind the profile needs read-only access: the policy names every action the scan calls.
+        const policy = input.kind === 'aws' ? AWS_IAM_POLICY : undefined;
         print(
-          { connection },
-          `${o.tenant}: connected ${connection.kind} (${connection.id}).${stateLines}\nRun: npm run admin -- scan --tenant ${o.tenant} --wait`,
+          { connection, ...(policy ? { policy } : {}) },
+          `${o.tenant}: connected ${connection.kind} (${connection.id}).${stateLines}${policy ? ` The profile's identity needs the read-only actions of ${policy} (attach it as an IAM policy); a scan without some of them completes partial, naming the ones missing.` : ''}\nRun: npm run admin -- scan --tenant ${o.tenant} --wait`,
         );
       },
     ),
@@ -440,9 +448,12 @@ program
       const { scan, follow } = await withDb(async (db) =>
         requestAndWatchScan(db, await tenantId(db, o.tenant), o.tenant, Boolean(o.wait)),
       );
+      const refused: ScanWarning[] =
+        'warnings' in scan && scan.partial ? (scan.warnings as ScanWarning[]) : [];
+      const missing = [...new Set(refused.map((w) => w.action))];
       print(
         { scan, ...(follow ? { follow } : {}) },
-        `scan ${scan.id}: ${scan.status}${'counts' in scan ? ` ${JSON.stringify(scan.counts)}` : ''}${follow ? `\n${scan.status === 'running' ? 'It is running' : 'It is queued for the workers'}; follow it with: ${follow}` : ''}`,
+        `scan ${scan.id}: ${scan.status}${refused.length ? ` (partial: ${missing.length} permissions missing: ${missing.join(', ')})` : ''}${'counts' in scan ? ` ${JSON.stringify(scan.counts)}` : ''}${follow ? `\n${scan.status === 'running' ? 'It is running' : 'It is queued for the workers'}; follow it with: ${follow}` : ''}`,
       );
     }),
   );

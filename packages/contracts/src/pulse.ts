@@ -221,6 +221,25 @@ export const PulseOverview = z
           status: z.string(),
           finished_at: z.string().nullable(),
           created_at: z.string(),
+          partial: z.boolean().meta({
+            description:
+              'The scan completed without reading everything (calls refused, regions not enabled): what it could not read is kept as the previous scan saw it.',
+          }),
+          warnings: z
+            .array(
+              z.object({
+                service: z.string(),
+                action: z.string(),
+                region: z.string(),
+                code: z.string(),
+                message: z.string(),
+              }),
+            )
+            .meta({ description: 'Each AWS call the scan was refused, once per action and region.' }),
+          missing_permissions: z.array(z.string()).meta({
+            description:
+              'The IAM actions to add to the scanning identity (the refused ones of the warnings), sorted; docs/aws-iam-policy.json has them all.',
+          }),
         })
         .nullable(),
     }),

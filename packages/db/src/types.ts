@@ -137,6 +137,15 @@ type NumericColumn = ColumnType<number | null, number | null | undefined, number
 export type ConnectionKind = 'demo' | 'terraform_state' | 'aws';
 export type ScanStatus = 'queued' | 'running' | 'completed' | 'failed';
 
+/** One AWS call a scan was refused: the IAM action to grant, where, and AWS's answer. */
+export interface ScanWarning {
+  service: string;
+  action: string;
+  region: string;
+  code: string;
+  message: string;
+}
+
 export interface CloudConnectionsTable {
   id: Generated<string>;
   tenant_id: string;
@@ -191,6 +200,10 @@ export interface InventoryScansTable {
   phase: ColumnType<string, string | undefined, string>;
   counts: JsonColumn<Record<string, number>>;
   error: string | null;
+  /** Completed without reading everything: see `warnings`. */
+  partial: ColumnType<boolean, boolean | undefined, boolean>;
+  /** The calls refused during the scan: {service, action, region, code, message}. */
+  warnings: JsonColumn<ScanWarning[]>;
   snapshot_id: string | null;
   requested_by: ColumnType<string, string | undefined, string>;
   created_at: CreatedAt;

@@ -127,6 +127,39 @@ export interface RowSource<T> extends Iterable<T> {
   readonly length: number;
 }
 
+/** The least-privilege IAM policy of the AWS connector (the repository's path): every action it calls. */
+export const AWS_IAM_POLICY = 'docs/aws-iam-policy.json';
+
+/**
+ * How AWS answers in a region the account has not opted in to: EC2 says OptInRequired, other services
+ * refuse the credentials there. A warning with one of these codes is a region skipped, not a permission missing.
+ */
+export const REGION_NOT_ENABLED_CODES: readonly string[] = [
+  'OptInRequired',
+  'AuthFailure',
+  'UnrecognizedClientException',
+  'InvalidClientTokenId',
+];
+
+/** A part of a scan that could not be read: a denied call, or a region not enabled for the account. */
+export interface CollectWarning {
+  /** The IAM service prefix (ec2, s3, iam...). */
+  service: string;
+  /** The IAM action that was refused (`s3:GetBucketPolicy`), the one to add to the identity's policy. */
+  action: string;
+  /** The region asked, or 'global' for IAM and the S3 bucket list. */
+  region: string;
+  /** AWS's error code: AccessDenied, UnauthorizedOperation, OptInRequired... */
+  code: string;
+  message: string;
+}
+
+/** Resources of these types in this region ('*' for any) were not read: the sync must not call them deleted. */
+export interface UnreadScope {
+  region: string;
+  types: ResourceType[];
+}
+
 /** What one sync of a connection observed. */
 export interface CollectedInventory {
   /** The time the inventory describes (a demo environment's simulated clock; now for real ones). */
@@ -136,6 +169,12 @@ export interface CollectedInventory {
   metrics: RowSource<MetricPoint>;
   costs: RowSource<CostLine>;
   events: InventoryEvent[];
+  /** What could not be read; absent or empty when the whole connection was read. */
+  warnings?: CollectWarning[];
+  /** Where the previous inventory stays as it was, because this sync could not read it. */
+  unread?: UnreadScope[];
+  /** Requests the SDK sent again after throttling or a transient error (AWS only). */
+  retries?: number;
 }
 
 export interface CollectProgress {

@@ -159,14 +159,24 @@ export async function syncInventory(
     const snapshotId = snapshot.id;
 
     // ---- what is there now ----
-    const existing = new Map<string, { hash: string; deleted: boolean }>();
+    const existing = new Map<string, { hash: string; deleted: boolean; kept: boolean }>();
     const rows = await tx
       .selectFrom('resources')
-      .select(['arn', 'content_hash', 'deleted_at'])
+      .select(['arn', 'content_hash', 'deleted_at', 'type', 'region'])
       .where('tenant_id', '=', tenantId)
       .execute();
+    // What the connector could not read (a denied call, a region not enabled) is not gone: it stays.
+    const unread = inventory.unread ?? [];
+    const isUnread = (type: string, region: string) =>
+      unread.some(
+        (u) => (u.region === '*' || u.region === region) && (u.types as readonly string[]).includes(type),
+      );
     for (const row of rows)
-      existing.set(row.arn, { hash: row.content_hash, deleted: row.deleted_at !== null });
+      existing.set(row.arn, {
+        hash: row.content_hash,
+        deleted: row.deleted_at !== null,
+        kept: unread.length > 0 && isUnread(row.type, row.region),
+      });
 
     // What the tenant's tables hold yet: a first sync skips the conflict checks it cannot need.
     const holds = await sql<{ edges: boolean; metrics: boolean; costs: boolean }>`select
@@ -282,7 +292,7 @@ export async function syncInventory(
         onProgress?.('resources', written, total());
       },
     );
-    gone = [...existing].filter(([arn, e]) => !e.deleted && !seen.has(arn)).map(([arn]) => arn);
+    gone = [...existing].filter(([arn, e]) => !e.deleted && !e.kept && !seen.has(arn)).map(([arn]) => arn);
     await readPrevious(gone);
     for (const batch of chunks(unchanged, 10_000)) {
       await sql`update resources set last_seen = ${observedAt}::timestamptz, snapshot_id = ${snapshotId}::uuid

@@ -1597,7 +1597,10 @@ export type paths = {
                          *           "id": "fef42992-b3d5-48b2-beca-ab750f4fcfa9",
                          *           "status": "completed",
                          *           "finished_at": "2026-11-25T01:40:35.866Z",
-                         *           "created_at": "2026-11-25T01:40:27.762Z"
+                         *           "created_at": "2026-11-25T01:40:27.762Z",
+                         *           "partial": false,
+                         *           "warnings": [],
+                         *           "missing_permissions": []
                          *         }
                          *       }
                          *     }
@@ -9256,6 +9259,18 @@ export type components = {
                     status: string;
                     finished_at: string | null;
                     created_at: string;
+                    /** @description The scan completed without reading everything (calls refused, regions not enabled): what it could not read is kept as the previous scan saw it. */
+                    partial: boolean;
+                    /** @description Each AWS call the scan was refused, once per action and region. */
+                    warnings: {
+                        service: string;
+                        action: string;
+                        region: string;
+                        code: string;
+                        message: string;
+                    }[];
+                    /** @description The IAM actions to add to the scanning identity (the refused ones of the warnings), sorted; docs/aws-iam-policy.json has them all. */
+                    missing_permissions: string[];
                 } | null;
             };
         };

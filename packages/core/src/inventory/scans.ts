@@ -254,6 +254,8 @@ export function getScan(db: Db, tenantId: string, scanId: string) {
       'phase',
       'counts',
       'error',
+      'partial',
+      'warnings',
       'snapshot_id',
       'created_at',
       'started_at',
@@ -370,7 +372,14 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
     if (other) throw new ScanBusy(other.id);
     await tx
       .updateTable('inventory_scans')
-      .set({ status: 'running', phase: 'collecting', started_at: new Date(), error: null })
+      .set({
+        status: 'running',
+        phase: 'collecting',
+        started_at: new Date(),
+        error: null,
+        partial: false,
+        warnings: '[]',
+      })
       .where('id', '=', scanId)
       .execute();
   });
@@ -425,6 +434,8 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
     }
     await afterCollect?.(null);
     counts.collected = inventory.resources.length;
+    if (inventory.retries !== undefined) counts.retries = inventory.retries;
+    const warnings = inventory.warnings ?? [];
     await progress('syncing', true);
     const sync = await syncInventory(db, target, inventory, book, (phase, done) => {
       counts[`synced_${phase}`] = done;
@@ -452,6 +463,9 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
         status: 'completed',
         phase: 'done',
         counts: JSON.stringify(counts),
+        // Some of the connection could not be read: what was read is synced, the rest kept as it was.
+        partial: warnings.length > 0 || (inventory.unread?.length ?? 0) > 0,
+        warnings: JSON.stringify(warnings),
         snapshot_id: sync.snapshotId,
         finished_at: new Date(),
       })

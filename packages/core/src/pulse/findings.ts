@@ -1,4 +1,5 @@
-import { sql, type Db, type FindingStatus } from '@opsi/db';
+import { sql, type Db, type FindingStatus, type ScanWarning } from '@opsi/db';
+import { REGION_NOT_ENABLED_CODES } from '@opsi/inventory';
 import { DEFAULT_LIMITS, hashRows, runSandboxed, savingsTotal, DETECTORS } from '@opsi/detectors';
 import { appendAudit } from '../audit/audit-log';
 import { realizedSavings } from '../plans/plans';
@@ -337,7 +338,7 @@ export async function pulseOverview(db: Db, tenantId: string) {
     from resources where tenant_id = ${tenantId} and deleted_at is null`.execute(db);
   const lastScan = await db
     .selectFrom('inventory_scans')
-    .select(['id', 'status', 'finished_at', 'created_at'])
+    .select(['id', 'status', 'finished_at', 'created_at', 'partial', 'warnings'])
     .where('tenant_id', '=', tenantId)
     .orderBy('created_at', 'desc')
     .limit(1)
@@ -348,7 +349,13 @@ export async function pulseOverview(db: Db, tenantId: string) {
     by_severity: bySeverity,
     estimated_savings: await savingsTotal(db, tenantId),
     realized_savings: await realizedSavings(db, tenantId),
-    coverage: { ...coverage.rows[0]!, detectors: DETECTORS.length, last_scan: lastScan ?? null },
+    coverage: {
+      ...coverage.rows[0]!,
+      detectors: DETECTORS.length,
+      last_scan: lastScan
+        ? { ...lastScan, missing_permissions: missingPermissions(lastScan.warnings) }
+        : null,
+    },
   };
 }
 
@@ -377,3 +384,9 @@ export async function markAllNotificationsRead(db: Db, tenantId: string) {
 }
 
 export { hashRows };
+
+/** The refused IAM actions of a scan's warnings (a region not enabled is no missing permission). */
+function missingPermissions(warnings: ScanWarning[]): string[] {
+  const refused = warnings.filter((w) => !REGION_NOT_ENABLED_CODES.includes(w.code)).map((w) => w.action);
+  return [...new Set(refused)].sort();
+}

@@ -12,6 +12,7 @@ import * as resolutionPlans from './20261125T0300_resolution-plans';
 import * as incidentsAndTriage from './20261125T0400_incidents-and-triage';
 import * as knowledge from './20261125T0600_knowledge';
 import * as terraformStates from './20261128T1200_terraform-states';
+import * as scanWarnings from './20261128T1400_scan-warnings';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20261125T0400_incidents-and-triage': incidentsAndTriage,
   '20261125T0600_knowledge': knowledge,
   '20261128T1200_terraform-states': terraformStates,
+  '20261128T1400_scan-warnings': scanWarnings,
 };

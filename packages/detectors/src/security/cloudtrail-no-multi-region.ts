@@ -1,4 +1,5 @@
 import type { Detector } from '../detector';
+import { unreadFor } from '../unread';
 import { label, list, str } from './shared';
 
 interface Trail {
@@ -13,7 +14,8 @@ interface Trail {
 /**
  * S8 — accounts without a multi-region CloudTrail trail that is logging: no trail with
  * `is_multi_region_trail AND region = home_region AND is_logging` in the account, nor an organization
- * trail meeting the same conditions in an account of the same organization. One finding per account,
+ * trail meeting the same conditions in an account of the same organization. An account whose trails the
+ * last scan could not read (DescribeTrails refused) is not judged. One finding per account,
  * rooted at the account; its trails (the ones that fall short) are listed with it.
  * (steampipe-mod-aws-compliance `cloudtrail_multi_region_trail_enabled`; Prowler
  * `cloudtrail_multi_region_enabled`; CIS AWS 3.1)
@@ -49,7 +51,8 @@ export const cloudtrailNoMultiRegion: Detector = {
                      'is_logging', t.is_logging) order by t.arn)
               from trails t where t.account_id = a.account_id) as trails
     from accounts a
-    where not exists (
+    where not ${unreadFor('a.account_id', 'aws_cloudtrail_trail')}
+      and not exists (
       select 1 from compliant c
       where c.account_id = a.account_id
          or (c.is_organization_trail and c.organization_id is not null and c.organization_id = a.organization_id))

@@ -14,7 +14,8 @@ interface Grant {
  * the union of the compliance mod's read and write controls) not neutralised by block_public_acls or
  * ignore_public_acls. Public by policy: bucket_policy_is_public (AWS's own policy-status evaluation)
  * not neutralised by block_public_policy or restrict_public_buckets. Critical when the bucket is
- * tagged DataClassification=Sensitive, high otherwise.
+ * tagged DataClassification=Sensitive, high otherwise. A bucket whose Block Public Access settings
+ * could not be read (GetPublicAccessBlock refused) is not judged: the settings may neutralise both.
  * (steampipe-mod-aws-compliance `s3_bucket_restrict_public_read_access`,
  * `s3_bucket_restrict_public_write_access`; Checkov `CKV_AWS_20`)
  */
@@ -40,6 +41,7 @@ export const s3Public: Detector = {
                        or s->'Principal'->'AWS' @> '["*"]'::jsonb)) as public_statements
       from resources r
       where r.type = 'aws_s3_bucket' and r.deleted_at is null
+        and not coalesce(r.attributes->'unreadable' @> '["GetPublicAccessBlock"]'::jsonb, false)
     )
     select b.arn, b.native_id, b.name, b.account_id, b.region,
            b.tags->>'DataClassification' as data_classification,

@@ -1,4 +1,5 @@
 import { type Detector } from '../detector';
+import { unreadFor } from '../unread';
 import {
   byEnv,
   dependentsOf,
@@ -129,7 +130,8 @@ export const resourceNoAlarm: Detector = {
            ${usualAlarmAction('c')} as usual_action,
            ${dependentsOf('c')} as dependents
     from critical c
-    where not exists (
+    where not ${unreadFor('c.account_id', 'aws_cloudwatch_alarm', 'c.region')}
+      and not exists (
             select 1 from alarm_dimensions ad
             where ad.account_id = c.account_id and ad.region = c.region
               and ad.value in (c.native_id, c.name, c.arn, substring(c.arn from ':loadbalancer/(.+)$')))

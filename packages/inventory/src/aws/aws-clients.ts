@@ -1,5 +1,8 @@
 import type { EC2ClientConfig } from '@aws-sdk/client-ec2';
 import pLimit, { type LimitFunction } from 'p-limit';
+import type { CollectWarning } from '../model';
+import { iamActionOf } from './iam-actions';
+import { errorName, isAccessDenied, isRegionDisabled } from './shape';
 
 export type AwsCredentials = NonNullable<EC2ClientConfig['credentials']>;
 
@@ -27,7 +30,7 @@ export interface SdkClient {
  */
 interface AnyStack {
   add(
-    middleware: (next: Next) => Next,
+    middleware: (next: Next, context: { clientName?: string; commandName?: string }) => Next,
     options: { step: 'initialize'; name: string; override: boolean },
   ): void;
 }
@@ -48,6 +51,9 @@ export const defaultClientFactory: AwsClientFactory = (Ctor, config) => new Ctor
 export class ClientPool {
   private readonly clients = new Map<AwsClientCtor<SdkClient>, Map<string, SdkClient>>();
   private readonly limit: LimitFunction;
+  private readonly refused = new Map<string, CollectWarning>();
+  /** Requests sent again by the SDK's retry strategy (throttling, 5xx), from each answer's `$metadata.attempts`. */
+  retries = 0;
 
   constructor(
     private readonly base: Omit<AwsClientConfig, 'region'>,
@@ -65,15 +71,46 @@ export class ClientPool {
     if (existing) return existing as C;
     const client = this.factory(Ctor, { ...this.base, region });
     (client.middlewareStack as AnyStack).add(
-      (next) => (args) =>
-        this.limit(() => {
-          this.signal.throwIfAborted();
-          return next(args);
-        }),
+      (next, context) => async (args) => {
+        try {
+          const answer = await this.limit(() => {
+            this.signal.throwIfAborted();
+            return next(args);
+          });
+          this.countRetries((answer as { output?: { $metadata?: { attempts?: number } } }).output?.$metadata);
+          return answer;
+        } catch (err) {
+          this.countRetries((err as { $metadata?: { attempts?: number } }).$metadata);
+          if (isAccessDenied(err) || isRegionDisabled(err))
+            this.refuse(err, iamActionOf(context.clientName ?? '', context.commandName ?? ''), region);
+          throw err;
+        }
+      },
       { step: 'initialize', name: 'opsiRequestLimiter', override: true },
     );
     byRegion.set(region, client);
     return client;
+  }
+
+  /** Every call refused for permissions or an unopened region, once per action and region. */
+  warnings(): CollectWarning[] {
+    return [...this.refused.values()].sort(
+      (a, b) => a.action.localeCompare(b.action) || a.region.localeCompare(b.region),
+    );
+  }
+
+  private countRetries(metadata: { attempts?: number } | undefined) {
+    if (metadata?.attempts && metadata.attempts > 1) this.retries += metadata.attempts - 1;
+  }
+
+  private refuse(err: unknown, action: string, clientRegion: string) {
+    const service = action.split(':')[0] as string;
+    // IAM is global, and the bucket list is the account's, whichever region's endpoint answered.
+    const region = service === 'iam' || action === 's3:ListAllMyBuckets' ? 'global' : clientRegion;
+    const key = `${action}|${region}`;
+    if (this.refused.has(key)) return;
+    const message = err instanceof Error ? err.message : String(err);
+    this.refused.set(key, { service, action, region, code: errorName(err), message: message.slice(0, 500) });
   }
 
   destroy(): void {

@@ -1,6 +1,12 @@
 import { GetCallerIdentityCommand, STSClient } from '@aws-sdk/client-sts';
 import { fromIni, fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import type { CollectedInventory, Connector } from '../model';
+import {
+  AWS_IAM_POLICY,
+  type CollectedInventory,
+  type Connector,
+  type ResourceType,
+  type UnreadScope,
+} from '../model';
 import { collectAutoScaling } from './autoscaling.collect';
 import { ClientPool, defaultClientFactory, type AwsClientFactory, type AwsCredentials } from './aws-clients';
 import type { CollectContext } from './collect-context';
@@ -8,13 +14,20 @@ import { collectDynamoDb } from './dynamodb.collect';
 import { collectEc2 } from './ec2.collect';
 import { collectElastiCache } from './elasticache.collect';
 import { collectElb } from './elb.collect';
-import { collectIam, type IamAccountFacts } from './iam.collect';
+import {
+  collectIamAccount,
+  collectIamInstanceProfiles,
+  collectIamPolicies,
+  collectIamRoles,
+  collectIamUsers,
+  type IamAccountFacts,
+} from './iam.collect';
 import { InventoryBuilder } from './inventory-builder';
 import { linkAcrossServices } from './link';
 import { collectAlarms, collectCloudTrail, collectLogGroups } from './monitoring.collect';
 import { collectRds } from './rds.collect';
 import { collectS3 } from './s3.collect';
-import { errorName, snake } from './shape';
+import { errorName, isAccessDenied, isRegionDisabled, snake } from './shape';
 import { collectVpc } from './vpc.collect';
 
 export interface AwsConnectorOptions {
@@ -58,6 +71,8 @@ export class AwsCollectError extends Error {
 interface Task {
   service: string;
   region: string;
+  /** What the task adds, kept as it was when the task may not read (region '*' for S3's buckets). */
+  types: ResourceType[];
   run(): Promise<void>;
 }
 
@@ -116,30 +131,69 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
 
         let iam: IamAccountFacts = { alias: null, summary: {} };
         const ebsDefault: Record<string, boolean | null> = {};
+        const global = (service: string, types: ResourceType[], run: () => Promise<unknown>): Task => ({
+          service,
+          region: 'global',
+          types,
+          run: async () => void (await run()),
+        });
         const tasks: Task[] = [
-          { service: 'iam', region: 'global', run: async () => void (iam = await collectIam(ctx(home))) },
-          { service: 's3', region: 'global', run: () => collectS3(ctx(home)) },
+          global('iam', [], async () => void (iam = await collectIamAccount(ctx(home)))),
+          global('iam', ['aws_iam_user', 'aws_iam_access_key'], () => collectIamUsers(ctx(home))),
+          global('iam', ['aws_iam_role'], () => collectIamRoles(ctx(home))),
+          global('iam', ['aws_iam_policy'], () => collectIamPolicies(ctx(home))),
+          global('iam', ['aws_iam_instance_profile'], () => collectIamInstanceProfiles(ctx(home))),
+          // Buckets carry their own region: a bucket list that may not be read keeps them all.
+          { service: 's3', region: '*', types: ['aws_s3_bucket'], run: () => collectS3(ctx(home)) },
         ];
         for (const region of regions) {
           const c = ctx(region);
+          const task = (service: string, types: ResourceType[], run: () => Promise<unknown>): Task => ({
+            service,
+            region,
+            types,
+            run: async () => void (await run()),
+          });
           tasks.push(
-            {
-              service: 'ec2',
-              region,
-              run: async () => void (ebsDefault[region] = (await collectEc2(c)).ebsEncryptionByDefault),
-            },
-            { service: 'vpc', region, run: () => collectVpc(c) },
-            { service: 'elbv2', region, run: () => collectElb(c) },
-            { service: 'autoscaling', region, run: () => collectAutoScaling(c) },
-            { service: 'rds', region, run: () => collectRds(c) },
-            { service: 'dynamodb', region, run: () => collectDynamoDb(c) },
-            { service: 'elasticache', region, run: () => collectElastiCache(c) },
-            { service: 'cloudtrail', region, run: () => collectCloudTrail(c) },
-            { service: 'cloudwatch', region, run: () => collectAlarms(c) },
-            { service: 'logs', region, run: () => collectLogGroups(c) },
+            task(
+              'ec2',
+              ['aws_ec2_instance', 'aws_ebs_volume', 'aws_ebs_snapshot', 'aws_ec2_launch_template'],
+              async () => void (ebsDefault[region] = (await collectEc2(c)).ebsEncryptionByDefault),
+            ),
+            task(
+              'vpc',
+              [
+                'aws_vpc',
+                'aws_vpc_subnet',
+                'aws_vpc_route_table',
+                'aws_vpc_internet_gateway',
+                'aws_vpc_nat_gateway',
+                'aws_vpc_security_group',
+                'aws_vpc_eip',
+              ],
+              () => collectVpc(c),
+            ),
+            task('elbv2', ['aws_ec2_application_load_balancer', 'aws_ec2_target_group'], () => collectElb(c)),
+            task('autoscaling', ['aws_ec2_autoscaling_group'], () => collectAutoScaling(c)),
+            task('rds', ['aws_rds_db_instance', 'aws_rds_db_snapshot'], () => collectRds(c)),
+            task('dynamodb', ['aws_dynamodb_table'], () => collectDynamoDb(c)),
+            task('elasticache', ['aws_elasticache_replication_group'], () => collectElastiCache(c)),
+            task('cloudtrail', ['aws_cloudtrail_trail'], () => collectCloudTrail(c)),
+            task('cloudwatch', ['aws_cloudwatch_alarm'], () => collectAlarms(c)),
+            task('logs', ['aws_cloudwatch_log_group'], () => collectLogGroups(c)),
           );
         }
-        await runAll(tasks, failed, abortSignal, onProgress);
+        const unread = await runAll(tasks, failed, abortSignal, onProgress);
+        const warnings = pool.warnings();
+        if (unread.length === tasks.length) {
+          const denied = [...new Set(warnings.map((w) => w.action))];
+          throw new AwsCollectError(
+            'all',
+            home,
+            warnings[0]?.code ?? 'AccessDenied',
+            `the identity ${identity.Arn ?? ''} may read nothing of this account: give it the read-only actions of ${AWS_IAM_POLICY} (refused: ${denied.join(', ')})`,
+          );
+        }
 
         linkAcrossServices(out);
         out.add({
@@ -167,10 +221,22 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
             iam_summary: snake(iam.summary),
             ebs_encryption_by_default: ebsDefault,
             caller_arn: identity.Arn ?? null,
+            // What this scan could not read, so detectors do not read an absence into it.
+            unread,
           },
         });
         const { resources, edges } = out.finish();
-        return { observedAt, resources, edges, metrics: [], costs: [], events: [] };
+        return {
+          observedAt,
+          resources,
+          edges,
+          metrics: [],
+          costs: [],
+          events: [],
+          warnings,
+          unread,
+          retries: pool.retries,
+        };
       } finally {
         pool.destroy();
       }
@@ -179,24 +245,29 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
 }
 
 /**
- * Starts every task at once (the client pool bounds the requests); the first failure aborts the
- * others, and the sync fails rather than returning an inventory with a service missing, which
- * would read as every resource of that service having been deleted.
+ * Starts every task at once (the client pool bounds the requests). A task refused for permissions
+ * (AccessDenied, UnauthorizedOperation...) or in a region the account has not enabled is left out and
+ * its scope returned, so the sync keeps what it held there instead of reading the gap as deletions.
+ * Any other failure aborts the others and fails the sync, rather than returning an inventory with a
+ * service missing, which would read as every resource of that service having been deleted.
  */
 async function runAll(
   tasks: Task[],
   failed: AbortController,
   signal: AbortSignal,
   onProgress: ((phase: string, done: number, total: number | null) => void) | undefined,
-): Promise<void> {
+): Promise<UnreadScope[]> {
   let done = 0;
   let first: unknown;
+  const unread: UnreadScope[] = [];
   await Promise.allSettled(
     tasks.map(async (t) => {
       try {
         await t.run();
       } catch (err) {
-        if (first === undefined && !failed.signal.aborted) {
+        if (!failed.signal.aborted && (isAccessDenied(err) || isRegionDisabled(err))) {
+          unread.push({ region: t.region, types: t.types });
+        } else if (first === undefined && !failed.signal.aborted) {
           first =
             err instanceof AwsCollectError
               ? err
@@ -210,4 +281,5 @@ async function runAll(
   );
   signal.throwIfAborted();
   if (first !== undefined) throw first;
+  return unread;
 }

@@ -2,9 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { CloudWatchLogsClient, DescribeLogGroupsCommand } from '@aws-sdk/client-cloudwatch-logs';
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DescribeInstancesCommand, DescribeVolumesCommand, EC2Client } from '@aws-sdk/client-ec2';
+import { DescribeInstancesCommand, EC2Client } from '@aws-sdk/client-ec2';
 import { GetBucketAclCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient, type AwsStub } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
@@ -12,7 +11,6 @@ import type { CollectedInventory, InventoryResource } from '../model';
 import { snakeKey } from './shape';
 import { stateTransitionTime } from './ec2.collect';
 import {
-  AwsCollectError,
   createAwsConnector,
   type AwsClientCtor,
   type AwsClientFactory,
@@ -73,12 +71,6 @@ function awsError(
     ...extra,
   });
 }
-
-/** A throttling answer as the SDK deserializes one (EC2 says RequestLimitExceeded, JSON services ThrottlingException). */
-const throttled = (name: 'RequestLimitExceeded' | 'ThrottlingException') =>
-  awsError(name, 'Rate exceeded', name === 'RequestLimitExceeded' ? 503 : 400, {
-    $retryable: { throttling: true },
-  });
 
 type Sendable = { send(command: unknown): Promise<Record<string, unknown>> };
 // aws-sdk-client-mock types its stubs by the client's input/output unions; this file mixes services.
@@ -200,76 +192,17 @@ const ALB = `arn:aws:elasticloadbalancing:us-east-1:${ACCOUNT}:loadbalancer/app/
 const TG = `arn:aws:elasticloadbalancing:us-east-1:${ACCOUNT}:targetgroup/web-tg/6d0ecf831eec9f09`;
 
 describe('AWS connector', () => {
-  it('reads every page of a paginated listing', async () => {
-    const fake = new FakeAws();
-    const inv = await connect(fake).collect({});
+  // Pages, throttling, exhausted retries and refused calls: aws.peer.test.ts, through the SDK's wire
+  // protocols. What stays here maps fields the recorded AWS examples do not have.
+  it('leaves terminated instances and deleted NAT gateways out of the inventory', async () => {
+    const inv = await connect(new FakeAws()).collect({});
     const { byArn } = index(inv);
-
-    // Page 2 of DescribeInstances and of DescribeVolumes.
-    expect(byArn.has(I.batch)).toBe(true);
     expect(byArn.has(I.web2)).toBe(true);
-    expect(byArn.has(ec2('us-east-1', 'volume', 'vol-0e1d2c3b4a5968703'))).toBe(true);
-    expect(byArn.has(ec2('us-east-1', 'volume', 'vol-0e1d2c3b4a5968705'))).toBe(true);
-    // Page 2 of alarms, of ELBv2 load balancers (Marker), of IAM users (Marker), of S3 buckets (ContinuationToken).
-    expect(byArn.has(`arn:aws:cloudwatch:us-east-1:${ACCOUNT}:alarm:web-alb-5xx`)).toBe(true);
-    expect(
-      byArn.has(
-        `arn:aws:elasticloadbalancing:us-east-1:${ACCOUNT}:loadbalancer/app/idle-alb/7a9e3f1b2c4d5e60`,
-      ),
-    ).toBe(true);
-    expect(byArn.has(`arn:aws:iam::${ACCOUNT}:user/service/deploy-bot`)).toBe(true);
-    expect(byArn.has('arn:aws:s3:::acme-cloudtrail-logs')).toBe(true);
-
-    const instanceCalls = fake.calls(EC2Client, 'us-east-1', DescribeInstancesCommand);
-    expect(instanceCalls).toHaveLength(2);
-    expect(instanceCalls[1]?.args[0].input).toMatchObject({
-      NextToken: 'eyJ2IjoiMiIsImMiOiJpLTBhMWIyYzNkNGU1ZjYwMDAyIn0=',
-    });
-    expect(fake.calls(EC2Client, 'us-east-1', DescribeVolumesCommand)).toHaveLength(2);
-
-    // The terminated instance on page 2 and the deleted NAT gateway are gone, not inventory.
     expect(byArn.has(ec2('us-east-1', 'instance', 'i-0a1b2c3d4e5f60009'))).toBe(false);
     expect(byArn.has(ec2('us-east-1', 'natgateway', 'nat-0ffff0000dead0001'))).toBe(false);
     expect(inv.metrics).toEqual([]);
     expect(inv.costs).toEqual([]);
     expect(inv.events).toEqual([]);
-  });
-
-  it('lets the SDK retry throttled requests and still returns everything', async () => {
-    const fake = new FakeAws();
-    fake
-      .stub(EC2Client, 'us-east-1')
-      .on(DescribeInstancesCommand)
-      .rejectsOnce(throttled('RequestLimitExceeded'));
-    fake
-      .stub(CloudWatchLogsClient, 'us-east-1')
-      .on(DescribeLogGroupsCommand)
-      .rejectsOnce(throttled('ThrottlingException'));
-
-    const inv = await connect(fake, { maxAttempts: 4 }).collect({});
-    const { byArn } = index(inv);
-
-    // Throttled once, then page 1 and page 2: the retry came from the client's retry strategy.
-    expect(fake.calls(EC2Client, 'us-east-1', DescribeInstancesCommand)).toHaveLength(3);
-    expect(fake.calls(CloudWatchLogsClient, 'us-east-1', DescribeLogGroupsCommand)).toHaveLength(2);
-    for (const arn of Object.values(I).filter((a) => a.includes('us-east-1')))
-      expect(byArn.has(arn)).toBe(true);
-    expect(byArn.has(`arn:aws:logs:us-east-1:${ACCOUNT}:log-group:/app/checkout-api`)).toBe(true);
-  });
-
-  it('fails the sync, naming service and region, when retries are exhausted', async () => {
-    const fake = new FakeAws();
-    fake
-      .stub(EC2Client, 'us-east-1')
-      .on(DescribeInstancesCommand)
-      .rejectsOnce(throttled('RequestLimitExceeded'));
-
-    const err = await connect(fake, { maxAttempts: 1 })
-      .collect({})
-      .catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(AwsCollectError);
-    expect(err).toMatchObject({ service: 'ec2', region: 'us-east-1', code: 'RequestLimitExceeded' });
-    expect(fake.calls(EC2Client, 'us-east-1', DescribeInstancesCommand)).toHaveLength(1);
   });
 
   it('maps EC2 instances, volumes and snapshots with Steampipe names and their edges', async () => {
@@ -769,12 +702,12 @@ describe('AWS connector', () => {
 
     expect(fake.maxInFlight).toBe(2); // concurrent, and never more than allowed
 
-    const total = 2 + 2 * 10;
+    const total = 6 + 2 * 10; // IAM in five parts, the S3 bucket list, ten per region
     expect(progress).toHaveLength(total);
     expect(progress.map(([, done]) => done)).toEqual(Array.from({ length: total }, (_, i) => i + 1));
     expect(progress.every(([, , t]) => t === total)).toBe(true);
     expect(progress.map(([phase]) => phase)).toEqual(
-      expect.arrayContaining(['ec2:us-east-1', 'ec2:eu-west-1', 'iam:global', 's3:global', 'rds:eu-west-1']),
+      expect.arrayContaining(['ec2:us-east-1', 'ec2:eu-west-1', 'iam:global', 's3:*', 'rds:eu-west-1']),
     );
   });
 
@@ -844,48 +777,5 @@ describe('AWS shapes', () => {
   it('reads the stop time out of StateTransitionReason', () => {
     expect(stateTransitionTime('User initiated (2025-09-01 18:04:00 GMT)')).toBe('2025-09-01T18:04:00.000Z');
     expect(stateTransitionTime('')).toBeNull();
-  });
-});
-
-describe('AWS connector is read-only', () => {
-  const sources = readdirSync(here).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
-
-  it('imports and names only Describe/List/Get commands and paginators (and STS GetCallerIdentity)', () => {
-    expect(sources.length).toBeGreaterThan(5);
-    const commands = new Set<string>();
-    const paginators = new Set<string>();
-    for (const file of sources) {
-      const text = readFileSync(join(here, file), 'utf8');
-      // Every binding imported from the SDK, so a renamed import cannot hide a command.
-      for (const m of text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s*from\s*'(@aws-sdk\/[^']+)'/g)) {
-        for (const spec of (m[1] ?? '').split(',')) {
-          const name = spec
-            .replace(/^\s*type\s+/, '')
-            .split(/\s+as\s+/)[0]
-            ?.trim();
-          if (!name) continue;
-          if (name.endsWith('Command')) commands.add(name);
-          if (name.startsWith('paginate')) paginators.add(name);
-          expect(
-            spec.includes(' as ') && (name.endsWith('Command') || name.startsWith('paginate')),
-            `${file}: aliased ${name}`,
-          ).toBe(false);
-        }
-      }
-      // And every command or paginator named anywhere in the code.
-      for (const m of text.matchAll(/\b([A-Z][A-Za-z0-9]*Command)\b/g)) commands.add(m[1] as string);
-      for (const m of text.matchAll(/\b(paginate[A-Z][A-Za-z0-9]*)\b/g)) paginators.add(m[1] as string);
-      expect(text, `${file}: namespace import of an SDK client`).not.toMatch(
-        /import\s+\*\s+as\s+\w+\s+from\s+'@aws-sdk/,
-      );
-      expect(text, `${file}: require or dynamic import`).not.toMatch(/\brequire\(|\bimport\(/);
-    }
-    expect(commands.size).toBeGreaterThan(20);
-    expect(paginators.size).toBeGreaterThan(20);
-    for (const c of commands)
-      expect(c === 'GetCallerIdentityCommand' || /^(Describe|List|Get)[A-Z]\w*Command$/.test(c), c).toBe(
-        true,
-      );
-    for (const p of paginators) expect(/^paginate(Describe|List|Get)[A-Z]/.test(p), p).toBe(true);
   });
 });

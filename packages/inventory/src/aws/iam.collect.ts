@@ -34,22 +34,12 @@ export interface IamAccountFacts {
 
 /**
  * IAM users (with access keys, MFA devices, console password, policies), roles (trust and permission
- * policies), customer-managed policies and instance profiles; and the account summary. The credential
- * report is not used: producing one takes a Generate call, and this connector only reads.
+ * policies), customer-managed policies and instance profiles; and the account summary. Each part is a
+ * task of its own, so a permission missing for one leaves the others read. The credential report is
+ * not used: producing one takes a Generate call, and this connector only reads.
  */
-export async function collectIam(ctx: CollectContext): Promise<IamAccountFacts> {
+export async function collectIamAccount(ctx: CollectContext): Promise<IamAccountFacts> {
   const client = ctx.client(IAMClient);
-  const [facts] = await Promise.all([
-    accountFacts(ctx, client),
-    collectUsers(ctx, client),
-    collectRoles(ctx, client),
-    collectPolicies(ctx, client),
-    collectInstanceProfiles(ctx, client),
-  ]);
-  return facts;
-}
-
-async function accountFacts(ctx: CollectContext, client: IAMClient): Promise<IamAccountFacts> {
   const [summary, aliases] = await Promise.all([
     client.send(new GetAccountSummaryCommand({}), ctx.send),
     allPages(paginateListAccountAliases({ client }, {}, ctx.send), (p) => p.AccountAliases),
@@ -59,7 +49,8 @@ async function accountFacts(ctx: CollectContext, client: IAMClient): Promise<Iam
   return { alias: aliases[0] ?? null, summary: map };
 }
 
-async function collectUsers(ctx: CollectContext, client: IAMClient) {
+export async function collectIamUsers(ctx: CollectContext) {
+  const client = ctx.client(IAMClient);
   const users = await allPages(paginateListUsers({ client, pageSize: 1000 }, {}, ctx.send), (p) => p.Users);
   await mapBounded(users, ctx.width, (u) => addUser(ctx, client, u));
 }
@@ -137,7 +128,8 @@ async function addUser(ctx: CollectContext, client: IAMClient, u: User) {
   });
 }
 
-async function collectRoles(ctx: CollectContext, client: IAMClient) {
+export async function collectIamRoles(ctx: CollectContext) {
+  const client = ctx.client(IAMClient);
   const roles = await allPages(paginateListRoles({ client, pageSize: 1000 }, {}, ctx.send), (p) => p.Roles);
   await mapBounded(roles, ctx.width, (r) => addRole(ctx, client, r));
 }
@@ -182,7 +174,8 @@ async function addRole(ctx: CollectContext, client: IAMClient, r: Role) {
 }
 
 /** Customer-managed policies with their default version's document (AWS-managed ones are referenced by ARN). */
-async function collectPolicies(ctx: CollectContext, client: IAMClient) {
+export async function collectIamPolicies(ctx: CollectContext) {
+  const client = ctx.client(IAMClient);
   const policies = await allPages(
     paginateListPolicies({ client, pageSize: 1000 }, { Scope: 'Local' }, ctx.send),
     (p) => p.Policies,
@@ -220,7 +213,8 @@ async function addPolicy(ctx: CollectContext, client: IAMClient, p: Policy) {
   });
 }
 
-async function collectInstanceProfiles(ctx: CollectContext, client: IAMClient) {
+export async function collectIamInstanceProfiles(ctx: CollectContext) {
+  const client = ctx.client(IAMClient);
   const profiles = await allPages(
     paginateListInstanceProfiles({ client, pageSize: 1000 }, {}, ctx.send),
     (p) => p.InstanceProfiles,

@@ -1,3 +1,5 @@
+import { REGION_NOT_ENABLED_CODES } from '../model';
+
 /**
  * Turning what the AWS SDK returns into the inventory's vocabulary: Steampipe-style snake_case keys,
  * ISO timestamps, flat tag records.
@@ -94,6 +96,11 @@ const DENIED = new Set([
 
 export function isAccessDenied(err: unknown): boolean {
   return DENIED.has(errorName(err));
+}
+
+/** A region the account has not opted in to (REGION_NOT_ENABLED_CODES). */
+export function isRegionDisabled(err: unknown): boolean {
+  return REGION_NOT_ENABLED_CODES.includes(errorName(err));
 }
 
 /** Splits a list into chunks of `size` (APIs that take at most N ids per call). */

@@ -17,7 +17,15 @@ interface Overview {
     accounts: number;
     regions: number;
     detectors: number;
-    last_scan: { id: string; status: string; finished_at: string | null; created_at: string } | null;
+    last_scan: {
+      id: string;
+      status: string;
+      finished_at: string | null;
+      created_at: string;
+      partial: boolean;
+      warnings: Array<{ service: string; action: string; region: string; code: string; message: string }>;
+      missing_permissions: string[];
+    } | null;
   };
 }
 interface FindingItem {
@@ -165,12 +173,13 @@ export const overviewPage: Page = async (ctx, el) => {
         'div',
         { class: 'figure', 'data-figure': 'last_scan' },
         h('span', { class: 'label' }, 'Last scan'),
-        h('strong', { class: 'value' }, scan ? scan.status : 'none'),
+        h('strong', { class: 'value' }, scan ? (scan.partial ? 'partial' : scan.status) : 'none'),
         h('span', { class: 'sub' }, scan ? when(scan.finished_at ?? scan.created_at) : 'no scan yet'),
         running ? h('progress', { 'aria-label': 'Scan in progress' }) : null,
       ),
     ),
   );
+  if (scan?.partial) el.append(partialScanNotice(scan));
   if (o.open_findings === 0)
     el.append(
       empty(
@@ -296,3 +305,25 @@ export const overviewPage: Page = async (ctx, el) => {
     plot?.destroy();
   };
 };
+
+/** What a partial scan could not read, and the IAM actions that would let it. */
+function partialScanNotice(scan: NonNullable<Overview['coverage']['last_scan']>): HTMLElement {
+  const missing = scan.missing_permissions;
+  const skipped = [...new Set(scan.warnings.filter((w) => !missing.includes(w.action)).map((w) => w.region))];
+  return card(
+    `partial: ${missing.length} permission${missing.length === 1 ? '' : 's'} missing`,
+    h(
+      'div',
+      { 'data-partial-scan': scan.id },
+      h(
+        'p',
+        { class: 'note' },
+        'The last scan could not read everything; what it could not read stays as the previous scan saw it, and no finding is drawn from it. Add these read-only actions to the scanning identity (docs/aws-iam-policy.json has them all):',
+      ),
+      missing.length ? h('pre', { 'data-missing-permissions': '' }, missing.join('\n')) : null,
+      skipped.length
+        ? h('p', { class: 'note' }, `Regions skipped (not enabled for the account): ${skipped.join(', ')}`)
+        : null,
+    ),
+  );
+}

@@ -1,0 +1,357 @@
+import { startAwsPeer, type AwsPeer, type PeerFault } from '@opsi/test-support/aws-peer';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { CollectedInventory, InventoryResource } from '../model';
+import { AwsCollectError, createAwsConnector, type AwsConnectorOptions } from './index';
+
+/**
+ * The connector through the real SDK v3 clients (their serializers, deserializers, paginators and
+ * retry strategy) against the local AWS peer, which answers AWS's published example responses in each
+ * service's wire protocol (test/support/aws-recordings, a small us-west-2 account).
+ */
+
+const ACCOUNT = '123456789012';
+const REGION = 'us-west-2';
+let peer: AwsPeer;
+
+beforeEach(async () => {
+  peer = await startAwsPeer();
+});
+afterEach(async () => {
+  await peer.close();
+});
+
+function collect(options: Partial<AwsConnectorOptions> = {}): Promise<CollectedInventory> {
+  return createAwsConnector({
+    regions: [REGION],
+    credentials: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' },
+    clientFactory: (Ctor, config) => new Ctor({ ...config, endpoint: peer.url } as typeof config),
+    ...options,
+  }).collect({});
+}
+
+function index(inv: CollectedInventory) {
+  const byArn = new Map(inv.resources.map((r) => [r.arn, r]));
+  const get = (arn: string): InventoryResource => {
+    const r = byArn.get(arn);
+    if (!r) throw new Error(`no ${arn} among ${[...byArn.keys()].join(' ')}`);
+    return r;
+  };
+  const ofType = (type: string) => inv.resources.filter((r) => r.type === type);
+  const edge = (from: string, to: string, kind: string) =>
+    inv.edges.some((e) => e.from === from && e.to === to && e.kind === kind);
+  return { get, ofType, edge, has: (arn: string) => byArn.has(arn) };
+}
+
+const ec2 = (kind: string, id: string) => `arn:aws:ec2:${REGION}:${ACCOUNT}:${kind}/${id}`;
+
+/** Every service's error to a denied call, in its own shape and status. */
+const DENIED: Record<string, Omit<PeerFault, 'service'>> = {
+  iam: { code: 'AccessDenied', status: 403 },
+  s3: { code: 'AccessDenied', status: 403 },
+  ec2: { code: 'UnauthorizedOperation', status: 403 },
+  monitoring: { code: 'AccessDeniedException', status: 400 },
+  cloudtrail: { code: 'AccessDeniedException', status: 400 },
+};
+
+describe('AWS connector against recorded AWS answers', () => {
+  it('reads the account through every service, every page of every paginated listing', async () => {
+    const inv = await collect();
+    const { get, ofType, edge } = index(inv);
+    expect(inv.warnings).toEqual([]);
+    expect(inv.unread).toEqual([]);
+    expect(inv.retries).toBe(0);
+    expect(peer.requests.filter((r) => r.status >= 500)).toEqual([]);
+
+    // Pages: EC2 nextToken, IAM Marker/IsTruncated, S3 ContinuationToken, RDS Marker, DynamoDB
+    // LastEvaluatedTableName: the second page is asked for with the first page's token.
+    const pages = (service: string, action: string) =>
+      peer.requests.filter((r) => r.service === service && r.action === action).map((r) => r.token);
+    expect(pages('ec2', 'DescribeInstances')).toEqual([null, 'page-2']);
+    expect(pages('iam', 'ListUsers')).toEqual([null, 'page-2']);
+    expect(pages('s3', 'ListBuckets')).toEqual([null, 'page-2']);
+    expect(pages('rds', 'DescribeDBInstances')).toEqual([null, 'page-2']);
+    expect(pages('dynamodb', 'ListTables')).toEqual([null, 'Forum']);
+
+    // EC2 (EC2 query XML): both pages' instances, with state, tags, the stop time out of `reason`.
+    const stopped = get(ec2('instance', 'i-fde9cece'));
+    expect(stopped).toMatchObject({
+      type: 'aws_ec2_instance',
+      nativeId: 'i-fde9cece',
+      accountId: ACCOUNT,
+      region: REGION,
+      availabilityZone: 'us-west-2a',
+      tags: { notebook: '' },
+    });
+    expect(stopped.attributes).toMatchObject({
+      instance_state: 'stopped',
+      instance_type: 'm1.small',
+      launch_time: '2012-10-16T20:00:13.000Z',
+    });
+    const running = get(ec2('instance', 'i-78f1b94a'));
+    expect(running.attributes).toMatchObject({
+      instance_state: 'running',
+      public_ip_address: '54.245.16.142',
+      platform: 'windows',
+    });
+    expect(get(ec2('volume', 'vol-a8d2e991'))).toMatchObject({ sizeValue: 30, sizeUnit: 'GiB' });
+    expect(edge(ec2('volume', 'vol-a8d2e991'), ec2('instance', 'i-78f1b94a'), 'attached-to')).toBe(true);
+    // Snapshot ARNs carry no account, as AWS writes them.
+    expect(get(`arn:aws:ec2:${REGION}::snapshot/snap-2723f74f`).attributes).toMatchObject({
+      volume_id: 'vol-bc71579a',
+      encrypted: true,
+    });
+    expect(get(`arn:aws:::${ACCOUNT}`).attributes.ebs_encryption_by_default).toEqual({ [REGION]: false });
+
+    // VPC: the security group rules the sg-open detectors read, flattened one per source.
+    const notebook = get(ec2('security-group', 'sg-4e970e7e'));
+    expect(notebook.attributes.rules).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'ingress', from_port: 8888, to_port: 8888, cidr_ipv4: '0.0.0.0/0' }),
+      ]),
+    );
+    expect(ofType('aws_vpc_security_group')).toHaveLength(5);
+    expect(get(ec2('vpc', 'vpc-8d2910e4')).attributes).toMatchObject({ cidr_block: '10.0.0.0/16' });
+    expect(get(ec2('subnet', 'subnet-812910e8')).availabilityZone).toBe('us-west-2a');
+    expect(get(ec2('elastic-ip', 'eipalloc-08229861')).attributes).toMatchObject({
+      public_ip: '203.0.113.41',
+      association_id: null,
+    });
+    expect(ofType('aws_vpc_route_table')).toHaveLength(1);
+    expect(ofType('aws_vpc_internet_gateway')).toHaveLength(1);
+
+    // S3 (REST-XML): buckets of both pages; the second has no BucketRegion, so GetBucketLocation.
+    expect(peer.count('s3', 'GetBucketLocation')).toBe(1);
+    const demo = get('arn:aws:s3:::amzn-s3-demo-bucket');
+    expect(demo).toMatchObject({ region: REGION, tags: { Project: 'Project One', User: 'jsmith' } });
+    expect(demo.attributes).toMatchObject({
+      block_public_acls: true,
+      ignore_public_acls: true,
+      block_public_policy: false,
+      bucket_policy_is_public: false,
+      versioning_enabled: true,
+      lifecycle_rules: null,
+      unreadable: [],
+    });
+    expect(demo.attributes.server_side_encryption_configuration).toMatchObject({
+      rules: [{ apply_server_side_encryption_by_default: { sse_algorithm: 'aws:kms' } }],
+    });
+    const open = get('arn:aws:s3:::amzn-s3-demo-bucket1');
+    expect(open.tags).toEqual({ DataClassification: 'Sensitive' });
+    // No Block Public Access configuration (404): nothing blocked, and its policy is public.
+    expect(open.attributes).toMatchObject({
+      block_public_acls: false,
+      restrict_public_buckets: false,
+      bucket_policy_is_public: true,
+      versioning_enabled: false,
+    });
+    expect(open.attributes.policy).toMatchObject({ Statement: [{ Principal: '*', Effect: 'Allow' }] });
+
+    // IAM (query XML): users of both pages, keys, MFA, console passwords; URL-encoded documents decoded.
+    const andrew = get('arn:aws:iam::123456789012:user/division_abc/subdivision_xyz/engineering/Andrew');
+    expect(andrew).toMatchObject({ region: 'global', tags: { Dept: 'Accounting', CostCenter: '12345' } });
+    expect(andrew.attributes).toMatchObject({
+      password_enabled: true,
+      mfa_active: false,
+      access_key_count: 2,
+      attached_policy_arns: ['arn:aws:iam::aws:policy/AdministratorAccess'],
+    });
+    const jackie = get('arn:aws:iam::123456789012:user/division_abc/subdivision_xyz/engineering/Jackie');
+    expect(jackie.attributes).toMatchObject({ password_enabled: false, mfa_active: true });
+    expect(
+      ofType('aws_iam_access_key')
+        .map((k) => k.nativeId)
+        .sort(),
+    ).toEqual(['AKIAI44QH8DHBEXAMPLE', 'AKIAIOSFODNN7EXAMPLE']);
+    const role = get('arn:aws:iam::123456789012:role/application_abc/component_xyz/S3Access');
+    expect(role.attributes.assume_role_policy_document).toMatchObject({
+      Statement: [{ Principal: { Service: ['ec2.amazonaws.com'] } }],
+    });
+    expect(role.attributes.inline_policies).toEqual([
+      expect.objectContaining({ policy_document: expect.objectContaining({ Version: '2012-10-17' }) }),
+    ]);
+    expect(get('arn:aws:iam::123456789012:policy/ExamplePolicy').attributes.policy_document).toMatchObject({
+      Statement: expect.arrayContaining([expect.objectContaining({ Action: ['s3:ListAllMyBuckets'] })]),
+    });
+    expect(ofType('aws_iam_instance_profile')).toHaveLength(1);
+    expect(get(`arn:aws:::${ACCOUNT}`)).toMatchObject({
+      name: 'foocorporation',
+      attributes: { account_mfa_enabled: false, caller_arn: 'arn:aws:iam::123456789012:user/Alice' },
+    });
+
+    // RDS, ELBv2, Auto Scaling, ElastiCache (query XML).
+    const db = get('arn:aws:rds:us-west-2:123456789012:db:mydbinstance');
+    expect(db).toMatchObject({ tags: { Environment: 'test' } });
+    expect(db.attributes).toMatchObject({ multi_az: false, storage_encrypted: false, engine: 'mysql' });
+    expect(get('arn:aws:rds:us-west-2:123456789012:db:database-1').attributes).toMatchObject({
+      multi_az: true,
+      deletion_protection: true,
+    });
+    expect(ofType('aws_rds_db_snapshot')).toHaveLength(1);
+    const lb = get(
+      'arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/my-load-balancer/50dc6c495c0c9188',
+    );
+    expect(lb.tags).toEqual({ project: 'lima', department: 'digital-media' });
+    expect(lb.attributes).toMatchObject({ scheme: 'internet-facing' });
+    expect(ofType('aws_ec2_target_group')).toHaveLength(1);
+    expect(ofType('aws_ec2_autoscaling_group')[0]?.attributes).toMatchObject({ min_size: 1, max_size: 1 });
+    expect(get('arn:aws:elasticache:us-west-2:123456789012:replicationgroup:my-repgroup')).toMatchObject({
+      tags: { Service: 'elasticache', Region: 'us-west-2' },
+    });
+
+    // DynamoDB, CloudWatch (JSON 1.0), CloudTrail, CloudWatch Logs (JSON 1.1).
+    const thread = get('arn:aws:dynamodb:us-west-2:123456789012:table/Thread');
+    expect(thread.tags).toEqual({ Owner: 'blueTeam' });
+    expect(thread.attributes.point_in_time_recovery_description).toEqual({
+      point_in_time_recovery_status: 'DISABLED',
+    });
+    expect(ofType('aws_dynamodb_table')).toHaveLength(2);
+    const alarm = get('arn:aws:cloudwatch:us-west-2:123456789012:alarm:myalarm');
+    expect(alarm.attributes).toMatchObject({ metric_name: 'CPUUtilization', threshold: 70 });
+    expect(edge(alarm.arn, ec2('instance', 'i-78f1b94a'), 'monitors')).toBe(true);
+    expect(get('arn:aws:cloudtrail:us-west-2:123456789012:trail/Trail1').attributes).toMatchObject({
+      is_multi_region_trail: false,
+      is_logging: true,
+    });
+    expect(
+      ofType('aws_cloudwatch_log_group').map((g) => [g.nativeId, g.attributes.retention_in_days]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['my-log-group-1', 14],
+        ['my-log-group-2', null],
+      ]),
+    );
+  });
+
+  it.each(['standard', 'adaptive'] as const)(
+    'lets the SDK (%s retries) retry Throttling, RequestLimitExceeded and 503 SlowDown, and counts the retries',
+    async (retryMode) => {
+      peer.fail({
+        service: 'ec2',
+        action: 'DescribeInstances',
+        code: 'RequestLimitExceeded',
+        status: 503,
+        times: 2,
+      });
+      peer.fail({ service: 'iam', action: 'ListRoles', code: 'Throttling', status: 400, times: 1 });
+      peer.fail({ service: 's3', action: 'GetBucketTagging', code: 'SlowDown', status: 503, times: 1 });
+      const inv = await collect({ retryMode });
+      expect(inv.retries).toBe(4);
+      expect(inv.warnings).toEqual([]);
+      const { ofType } = index(inv);
+      expect(ofType('aws_ec2_instance')).toHaveLength(2);
+      expect(ofType('aws_iam_role')).toHaveLength(1);
+      expect(ofType('aws_s3_bucket')).toHaveLength(2);
+      // Two refused, then the first page and the second.
+      expect(peer.count('ec2', 'DescribeInstances')).toBe(4);
+    },
+    30_000,
+  );
+
+  it('fails the sync, naming service, region and code, when the retries run out', async () => {
+    peer.fail({ service: 'ec2', action: 'DescribeVolumes', code: 'RequestLimitExceeded', status: 503 });
+    const err = await collect({ maxAttempts: 2 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(AwsCollectError);
+    expect(err).toMatchObject({ service: 'ec2', region: REGION, code: 'RequestLimitExceeded' });
+    expect(peer.count('ec2', 'DescribeVolumes')).toBe(2);
+  });
+
+  it('completes without what IAM and S3 refuse, saying which actions were refused', async () => {
+    peer.fail({ service: 'iam', ...DENIED.iam! });
+    peer.fail({ service: 's3', ...DENIED.s3! });
+    peer.fail({
+      service: 'ec2',
+      action: 'DescribeInstances',
+      code: 'RequestLimitExceeded',
+      status: 503,
+      times: 2,
+    });
+    const inv = await collect();
+    const { ofType, get } = index(inv);
+    expect(ofType('aws_ec2_instance')).toHaveLength(2);
+    expect(ofType('aws_vpc_security_group')).toHaveLength(5);
+    expect(inv.resources.filter((r) => r.type.startsWith('aws_iam_') || r.type === 'aws_s3_bucket')).toEqual(
+      [],
+    );
+    expect(inv.retries).toBe(2);
+    const actions = inv.warnings!.map((w) => w.action);
+    expect(actions).toEqual(
+      expect.arrayContaining([
+        'iam:GetAccountSummary',
+        'iam:ListUsers',
+        'iam:ListRoles',
+        'iam:ListPolicies',
+        'iam:ListInstanceProfiles',
+        's3:ListAllMyBuckets',
+      ]),
+    );
+    expect(inv.warnings!.find((w) => w.action === 'iam:ListUsers')).toMatchObject({
+      service: 'iam',
+      region: 'global',
+      code: 'AccessDenied',
+    });
+    expect(inv.warnings!.find((w) => w.action === 's3:ListAllMyBuckets')).toMatchObject({
+      service: 's3',
+      region: 'global',
+      code: 'AccessDenied',
+    });
+    expect(inv.warnings!.every((w) => w.service === 'iam' || w.service === 's3')).toBe(true);
+    expect(inv.unread).toEqual(
+      expect.arrayContaining([
+        { region: 'global', types: ['aws_iam_user', 'aws_iam_access_key'] },
+        { region: '*', types: ['aws_s3_bucket'] },
+      ]),
+    );
+    // The account summary was refused: root MFA is unknown, not "off".
+    expect(get(`arn:aws:::${ACCOUNT}`).attributes).toMatchObject({
+      account_mfa_enabled: null,
+      unread: expect.arrayContaining([{ region: '*', types: ['aws_s3_bucket'] }]),
+    });
+  });
+
+  it('keeps a bucket whose settings may not be read, with those settings unknown rather than absent', async () => {
+    peer.fail({ service: 's3', action: 'GetPublicAccessBlock', ...DENIED.s3! });
+    peer.fail({ service: 's3', action: 'GetBucketPolicyStatus', ...DENIED.s3! });
+    peer.fail({ service: 's3', action: 'GetBucketEncryption', ...DENIED.s3! });
+    const inv = await collect();
+    const open = index(inv).get('arn:aws:s3:::amzn-s3-demo-bucket1');
+    expect(open.attributes).toMatchObject({
+      block_public_acls: null,
+      restrict_public_buckets: null,
+      bucket_policy_is_public: null,
+      server_side_encryption_configuration: null,
+      unreadable: ['GetPublicAccessBlock', 'GetBucketPolicyStatus', 'GetBucketEncryption'],
+    });
+    expect(inv.warnings!.map((w) => w.action)).toEqual([
+      's3:GetBucketPolicyStatus',
+      's3:GetBucketPublicAccessBlock',
+      's3:GetEncryptionConfiguration',
+    ]);
+    expect(inv.unread).toEqual([]);
+  });
+
+  it('skips a region the account has not enabled, with a warning, and reads the others', async () => {
+    const optIn = 'ap-east-1';
+    peer.fail({ service: 'ec2', region: optIn, code: 'OptInRequired', status: 401 });
+    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
+      peer.fail({ service, region: optIn, code: 'InvalidClientTokenId', status: 403 });
+    for (const service of ['dynamodb', 'monitoring', 'cloudtrail', 'logs'])
+      peer.fail({ service, region: optIn, code: 'UnrecognizedClientException', status: 400 });
+    const inv = await collect({ regions: [REGION, optIn] });
+    expect(index(inv).ofType('aws_ec2_instance')).toHaveLength(2);
+    expect(new Set(inv.warnings!.map((w) => w.region))).toEqual(new Set([optIn]));
+    expect(inv.warnings!.find((w) => w.service === 'ec2')).toMatchObject({ code: 'OptInRequired' });
+    expect(inv.unread!.every((u) => u.region === optIn)).toBe(true);
+    expect(inv.unread).toHaveLength(10);
+  });
+
+  it('fails, naming the actions it needs, when the identity may read nothing', async () => {
+    for (const [service, denial] of Object.entries(DENIED)) peer.fail({ service, ...denial });
+    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
+      peer.fail({ service, code: 'AccessDenied', status: 403 });
+    for (const service of ['dynamodb', 'logs'])
+      peer.fail({ service, code: 'AccessDeniedException', status: 400 });
+    await expect(collect()).rejects.toThrow(
+      /may read nothing of this account: give it the read-only actions of docs\/aws-iam-policy\.json \(refused: .*ec2:DescribeInstances.*s3:ListAllMyBuckets/,
+    );
+  });
+});
