@@ -2,7 +2,9 @@ import { HANDLERS } from './builtin/answers/index';
 import { matchingFindings } from './builtin/answers/findings';
 import { asksTotal, totals } from './builtin/answers/totals';
 import { asksIncidentRecords, incidentRecords, investigate } from './builtin/answers/incidents';
+import { asksAmount } from './builtin/finding-set';
 import { resolveRequest } from './builtin/history';
+import { SAVINGS_WORD } from './builtin/parse';
 import { hasDomainSignal, outOfScopeAnswer, refusalAnswer, scopeOf } from './builtin/scope';
 import { KNOWLEDGE_QUESTION, taughtAbout, taughtSection } from './builtin/taught';
 import { chunks } from './builtin/text';
@@ -69,7 +71,10 @@ export class BuiltinEngine implements AgentEngine {
     const ctx = { box, req: request };
     // A question about the tenant that no intent names: the findings its words point at.
     // A total over a set is added up by a tool, with every figure it adds.
-    const total = asksTotal(lower) && !KNOWLEDGE_QUESTION.test(lower) ? await totals(ctx) : undefined;
+    // "How much would fixing those save?": an amount over the previous answer's list is a total too.
+    const overPrior = request.set.kind === 'prior' && asksAmount(lower) && SAVINGS_WORD.test(lower);
+    const total =
+      (asksTotal(lower) || overPrior) && !KNOWLEDGE_QUESTION.test(lower) ? await totals(ctx) : undefined;
     const matched =
       !total && request.intent === 'unknown' && hasDomainSignal(lower)
         ? await matchingFindings(ctx)
