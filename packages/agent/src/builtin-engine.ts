@@ -65,7 +65,8 @@ export class BuiltinEngine implements AgentEngine {
     )
       return incidentRecords({ box, req: request }, subject.id);
     const taught = request.intent === 'learnings' ? [] : await taughtAbout(box, request);
-    const lower = input.prompt.toLowerCase();
+    // The prompt as the engine reads it (bounded: builtin/text readablePrompt), for every pattern below.
+    const lower = request.prompt.toLowerCase();
     if (request.intent === 'unknown' && !request.prior && !taught.length && !hasDomainSignal(lower))
       return outOfScopeAnswer('general');
     const ctx = { box, req: request };
@@ -86,7 +87,7 @@ export class BuiltinEngine implements AgentEngine {
     }
     const main =
       total ??
-      (box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(input.prompt, bound)
+      (box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(request.prompt, bound)
         ? await incidentRecords(ctx, bound)
         : (matched ?? (await HANDLERS[request.intent](ctx))));
     // The learnings the answer does not cite already (a resource's answer names its service's own).
