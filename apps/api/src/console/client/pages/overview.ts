@@ -183,13 +183,13 @@ export const overviewPage: Page = async (ctx, el) => {
     h(
       'div',
       { class: 'grid2' },
-      bars('Open findings by domain', 'domain', o.by_domain, DOMAINS, (k) => `#/findings?domain=${k}`),
+      bars('Open findings by domain', 'domain', o.by_domain, DOMAINS, (k) => `/findings?domain=${k}`),
       bars(
         'Open findings by severity',
         'severity',
         o.by_severity,
         SEVERITIES,
-        (k) => `#/findings?severity=${k}`,
+        (k) => `/findings?severity=${k}`,
       ),
     ),
   );
@@ -253,7 +253,7 @@ export const overviewPage: Page = async (ctx, el) => {
                   'tr',
                   {},
                   h('td', {}, pill(g.first.severity)),
-                  h('td', {}, h('a', { href: `#/findings/${g.first.id}` }, g.first.title)),
+                  h('td', {}, h('a', { href: `/findings/${g.first.id}` }, g.first.title)),
                   h('td', {}, g.first.domain),
                   h('td', {}, String(g.count)),
                   h('td', { class: 'num' }, money(g.savings)),
@@ -287,7 +287,7 @@ export const overviewPage: Page = async (ctx, el) => {
     );
   };
   requestAnimationFrame(draw);
-  const timer = running ? setTimeout(() => ctx.go('#/overview'), 3000) : undefined;
+  const timer = running ? setTimeout(() => ctx.go('/overview'), 3000) : undefined;
   const onResize = () => draw();
   window.addEventListener('resize', onResize);
   return () => {
