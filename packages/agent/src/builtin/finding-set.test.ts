@@ -58,6 +58,7 @@ describe('which findings a question is about', () => {
         'How much would we save if we fixed all of the open findings?',
         'How much would fixing all open findings save in total?',
         'Total savings if we fix everything that is open?',
+        "Across everything that's open, how much money is on the table?",
         'and across all open findings, how much would we save?',
       ]) {
         const r = resolveRequest(p, history);

@@ -61,7 +61,7 @@ const NOT_A_DESCRIPTION = new Set(
     'tenant account estate environment not just only ones one above listed mentioned showed named gave same ' +
     'previous last and or then also plus so now today right please just exactly roughly approximately about ' +
     'around much lot lots impact value get gets reduce reduced lower lowered cut knock drop most least ' +
-    'biggest largest highest top best cheapest expensive first next'
+    'biggest largest highest top best cheapest expensive first next table stake grabs regardless discussed'
   ).split(' '),
 );
 

@@ -202,7 +202,7 @@ function standalone(parsed: Request): Request {
     !parsed.ids.length &&
     !parsed.checks.length &&
     ['fix', 'open', 'resource', 'unknown', 'count', 'changes', 'pick'].includes(parsed.intent) &&
-    SAVINGS_WORD.test(lower) &&
+    (SAVINGS_WORD.test(lower) || /\b(?:on the table|at stake|to be saved|up for grabs)\b/.test(lower)) &&
     asksAmount(lower)
   ) {
     parsed.intent = 'savings';
