@@ -7,6 +7,7 @@
 // session reads but changes nothing (403), as its tokens would. The /api/pulse group already accepts a
 // session, so the console calls it as it is.
 import { z } from 'zod';
+import { Prompt } from '@opsi/contracts';
 import { NotFound, startRun, type Auth } from '@opsi/core';
 import { assertRedisUp } from '../http/errors';
 import { assertSessionMayWrite } from '../http/authenticate';
@@ -85,7 +86,7 @@ export const postConsoleRun = defineRoute({
   internal: true,
   summary: 'Start an agent turn from the console; answers 202 {run_id, session_id}',
   body: z.object({
-    prompt: z.string().trim().min(1).max(20_000),
+    prompt: Prompt,
     session_id: z
       .string()
       .regex(/^[A-Za-z0-9._:-]{1,128}$/)
