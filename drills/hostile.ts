@@ -1,5 +1,6 @@
 import { loginOverHttp } from '../test/support/index';
 import { hostileAuth, hostileCases, type HostileCase } from '../test/support/hostile';
+import { agentParserFuzz } from './agent-parser-fuzz';
 import { runsSettled, tenantRowCounts } from './lib/http';
 import type { Drill, DrillTenant } from './lib/types';
 
@@ -142,6 +143,7 @@ export const drill: Drill = {
       row('refusals without {detail}', tally.noDetail.length, '0', tally.noDetail.length === 0),
       row('rows written by refused requests', tally.rowsWritten, '0', tally.wrote.length === 0),
       row('requests accepted (valid despite the hostile value)', tally.accepted, 'info', true),
+      ...(await agentParserFuzz(ctx)),
     ];
   },
 };

@@ -280,8 +280,8 @@ describe('the web console (issue 18), black-box', () => {
     await page.goto(`${base}/#/findings/${f.id}`);
     await page.getByRole('heading', { level: 1, name: f.title }).waitFor();
     await page.getByRole('button', { name: 'Resolution plan' }).click();
-    await expect.poll(() => new URL(page.url()).hash, { timeout: 10_000 }).toMatch(/^#\/plans\//);
-    const planId = new URL(page.url()).hash.split('/')[2]!.split('?')[0]!;
+    await expect.poll(() => new URL(page.url()).pathname, { timeout: 10_000 }).toMatch(/^\/plans\//);
+    const planId = new URL(page.url()).pathname.split('/')[2]!;
     const getPlan = async () => (await api('GET', `/api/pulse/plans/${planId}`)).body;
     let plan: any;
     await expect

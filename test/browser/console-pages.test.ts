@@ -114,8 +114,8 @@ describe('the web console, signed in as the tenant owner', () => {
     const f = list.findings.find((x: { check_id: string }) => x.check_id.startsWith('security.sg_'));
     await open(page(), `#/findings/${f.id}`);
     await page().click('[data-action=plan]');
-    await page().waitForURL(/#\/plans\//);
-    const planId = page().url().split('#/plans/')[1]!;
+    await page().waitForURL(/\/plans\//);
+    const planId = page().url().split('/plans/')[1]!;
     await page().locator('[data-plan-status=ready]').waitFor({ timeout: 60_000 });
     const plan = await w.apiGet(`/api/pulse/plans/${planId}`);
     for (const step of plan.steps.filter((s: { final: boolean }) => !s.final)) {
@@ -144,8 +144,8 @@ describe('the web console, signed in as the tenant owner', () => {
     await open(page(), '#/ask');
     await page().fill('textarea[name=prompt]', 'What are my most expensive open findings?');
     await page().click('form.ask button[type=submit]');
-    await page().waitForURL(/#\/ask\/.+/);
-    const sessionId = decodeURIComponent(page().url().split('#/ask/')[1]!);
+    await page().waitForURL(/\/ask\/.+/);
+    const sessionId = decodeURIComponent(page().url().split('/ask/')[1]!);
     const answer = page().locator('[data-answer]').last();
     await expect.poll(() => answer.getAttribute('data-answer'), { timeout: 60_000 }).toBe('done');
     // What was streamed is what the service kept as the answer, and the tools it called are listed.
@@ -162,7 +162,7 @@ describe('the web console, signed in as the tenant owner', () => {
   });
 
   it('ask: a dropped stream resumes after the last event shown (after_seq): the answer has no gap and no duplicate', async () => {
-    const sessionId = decodeURIComponent(page().url().split('#/ask/')[1]!);
+    const sessionId = decodeURIComponent(page().url().split('/ask/')[1]!);
     const reconnects: Array<string | undefined> = [];
     let first = true;
     // The first attach is cut after its third event (as a proxy or a flaky network would); the page
@@ -213,8 +213,8 @@ describe('the web console, signed in as the tenant owner', () => {
     await page().fill('form[aria-label="Open an incident"] input[name=title]', 'Checkout latency above 2 s');
     await page().selectOption('form[aria-label="Open an incident"] select[name=severity]', 'SEV2');
     await page().click('form[aria-label="Open an incident"] button[type=submit]');
-    await page().waitForURL(/#\/incidents\/.+/);
-    const id = page().url().split('#/incidents/')[1]!;
+    await page().waitForURL(/\/incidents\/.+/);
+    const id = page().url().split('/incidents/')[1]!;
     await page().locator('[data-live]', { hasText: 'live' }).waitFor();
     await page().locator('[data-list=timeline] li[data-kind=created]').waitFor();
     // Written by someone else, through the API: it appears without a reload.
@@ -237,7 +237,7 @@ describe('the web console, signed in as the tenant owner', () => {
     expect(shown).toEqual(timeline.events.map((e: { id: number }) => e.id).slice(0, shown.length));
     await screenshot(page(), 'console-incident');
     await page().click('[data-action=war-room]');
-    await page().waitForURL(/#\/ask\/.+/);
+    await page().waitForURL(/\/ask\/.+/);
     expect((await w.apiGet(`/api/v1/incidents/${id}`)).war_room).not.toBeNull();
   });
 

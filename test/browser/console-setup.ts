@@ -110,10 +110,17 @@ export async function signIn(world: ConsoleWorld, member: TestMember): Promise<C
   return { context, page, problems };
 }
 
-/** Opens a console page by its hash and waits until it has rendered. */
-export async function open(page: Page, hash: string) {
-  await page.evaluate((h) => (location.hash = h), hash);
-  await page.locator(`#page[data-route="${hash.replace(/^#/, '')}"]`).waitFor();
+/**
+ * Opens a console page by its address (`/findings/…`; an old `#/…` one is read as its path) as a link
+ * within the console does (a history entry, no reload), and waits until it has rendered.
+ */
+export async function open(page: Page, address: string) {
+  const path = address.replace(/^#/, '');
+  await page.evaluate((to) => {
+    history.pushState(null, '', to);
+    dispatchEvent(new PopStateEvent('popstate'));
+  }, path);
+  await page.locator(`#page[data-route="${path}"]`).waitFor();
 }
 
 export async function screenshot(page: Page, name: string) {

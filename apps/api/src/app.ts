@@ -10,7 +10,10 @@ import { mountQueueDashboard } from './http/queue-dashboard';
 import { routes } from './routes/index';
 import { opsRoutes } from './routes/ops.routes';
 import { defineRoute } from './http/route';
-import { NotFound, setGraphCacheSize } from '@opsi/core';
+import { NotFound, setGraphCacheSize, type Auth } from '@opsi/core';
+import { authenticate, LoginRedirect } from './http/authenticate';
+import { isConsoleAddress } from './console/paths';
+import { consoleNotFound } from './routes/console.routes';
 
 /** Every route the app serves, operational and OpenAPI included. */
 export function allRoutes(metrics: HttpMetrics = createHttpMetrics()): RouteSpec[] {
@@ -55,6 +58,28 @@ export async function createApp(deps: ApiDeps) {
     if (ctx.body != null) return;
     // What the router answered without a body: unknown path (404), or a known path with another method
     // (405, with the router's Allow header kept) or an unknown method (501).
+    // A browser asking for an address the console could have (outside the API's, the assets' and the
+    // other services' prefixes) gets the console's own "not found" page, signed in first like any page.
+    if (
+      ctx.status === 404 &&
+      (ctx.method === 'GET' || ctx.method === 'HEAD') &&
+      isConsoleAddress(ctx.path) &&
+      ctx.accepts('json', 'html') === 'html'
+    ) {
+      let auth;
+      try {
+        auth = (await authenticate(ctx, deps, 'page')) as Extract<Auth, { kind: 'session' }>;
+      } catch (e) {
+        if (!(e instanceof LoginRedirect)) throw e;
+        ctx.redirect(`/login?next=${encodeURIComponent(ctx.originalUrl)}`);
+        return;
+      }
+      const page = await consoleNotFound(deps, auth);
+      ctx.status = page.status;
+      ctx.set(page.headers);
+      ctx.body = page.body;
+      return;
+    }
     if (ctx.status === 404) throw new NotFound(`No route for ${ctx.method} ${ctx.path}.`);
     if (ctx.status === 405) ctx.body = { detail: `Method ${ctx.method} is not allowed on ${ctx.path}.` };
     if (ctx.status === 501) ctx.body = { detail: `Method ${ctx.method} is not implemented.` };

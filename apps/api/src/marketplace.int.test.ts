@@ -126,8 +126,17 @@ describe('runbooks', () => {
       steps: expect.arrayContaining([expect.any(String)]),
       source: 'built_in',
       created_by: null,
-      updated_at: null,
+      updated_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/),
     });
+    // Every runbook has a date; a built-in one's is when its text last changed, not the request time.
+    for (const r of res.body.runbooks) expect(Date.parse(r.updated_at)).toBeLessThan(Date.now() - 60_000);
+    const again = await runbooks('?source=built_in');
+    expect(again.body.runbooks.map((r: { updated_at: string }) => r.updated_at)).toEqual(
+      res.body.runbooks.map((r: { updated_at: string }) => r.updated_at),
+    );
+    expect(res.body.runbooks.find((r: { id: string }) => r.id === 'builtin:alarms').updated_at).toBe(
+      BUILT_IN_RUNBOOKS.find((r) => r.id === 'builtin:alarms')!.updated_at.toISOString(),
+    );
   });
 
   it('POST writes a tenant runbook (201); GET lists it first; service filters; audit-logged', async () => {

@@ -150,6 +150,7 @@ describe('POST /api/v1/ask', () => {
     ['bad session id', { prompt: 'x', session_id: 'has spaces' }],
     ['long session id', { prompt: 'x', session_id: 'x'.repeat(129) }],
     ['unknown tool', { prompt: 'x', selected_tools: ['findings_everything'] }],
+    ['prompt over 20,000 characters', { prompt: `what ${' '.repeat(19_990)} is open?` }],
   ];
   for (const [name, body] of bad) {
     it(`${name} → 400, nothing created, no budget spent`, async () => {
@@ -158,6 +159,7 @@ describe('POST /api/v1/ask', () => {
       const res = await call(url, 'POST', '/api/v1/ask', { token, body });
       expect(res.status).toBe(400);
       expect(typeof res.body.detail).toBe('string');
+      if (name.startsWith('prompt over')) expect(res.body.detail).toContain('at most 20000 characters');
       expect((await call(url, 'GET', '/api/v1/sessions', { token })).body.sessions).toEqual([]);
       expect(
         (await call(url, 'POST', '/api/v1/ask', { token, body: { prompt: 'still have budget' } })).status,

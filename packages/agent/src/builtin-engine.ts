@@ -2,7 +2,9 @@ import { HANDLERS } from './builtin/answers/index';
 import { matchingFindings } from './builtin/answers/findings';
 import { asksTotal, totals } from './builtin/answers/totals';
 import { asksIncidentRecords, incidentRecords, investigate } from './builtin/answers/incidents';
+import { asksAmount } from './builtin/finding-set';
 import { resolveRequest } from './builtin/history';
+import { SAVINGS_WORD } from './builtin/parse';
 import { hasDomainSignal, outOfScopeAnswer, refusalAnswer, scopeOf } from './builtin/scope';
 import { KNOWLEDGE_QUESTION, taughtAbout, taughtSection } from './builtin/taught';
 import { chunks } from './builtin/text';
@@ -63,13 +65,17 @@ export class BuiltinEngine implements AgentEngine {
     )
       return incidentRecords({ box, req: request }, subject.id);
     const taught = request.intent === 'learnings' ? [] : await taughtAbout(box, request);
-    const lower = input.prompt.toLowerCase();
+    // The prompt as the engine reads it (bounded: builtin/text readablePrompt), for every pattern below.
+    const lower = request.prompt.toLowerCase();
     if (request.intent === 'unknown' && !request.prior && !taught.length && !hasDomainSignal(lower))
       return outOfScopeAnswer('general');
     const ctx = { box, req: request };
     // A question about the tenant that no intent names: the findings its words point at.
     // A total over a set is added up by a tool, with every figure it adds.
-    const total = asksTotal(lower) && !KNOWLEDGE_QUESTION.test(lower) ? await totals(ctx) : undefined;
+    // "How much would fixing those save?": an amount over the previous answer's list is a total too.
+    const overPrior = request.set.kind === 'prior' && asksAmount(lower) && SAVINGS_WORD.test(lower);
+    const total =
+      (asksTotal(lower) || overPrior) && !KNOWLEDGE_QUESTION.test(lower) ? await totals(ctx) : undefined;
     const matched =
       !total && request.intent === 'unknown' && hasDomainSignal(lower)
         ? await matchingFindings(ctx)
@@ -81,7 +87,7 @@ export class BuiltinEngine implements AgentEngine {
     }
     const main =
       total ??
-      (box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(input.prompt, bound)
+      (box.has('list_incidents') && box.has('get_incident') && asksIncidentRecords(request.prompt, bound)
         ? await incidentRecords(ctx, bound)
         : (matched ?? (await HANDLERS[request.intent](ctx))));
     // The learnings the answer does not cite already (a resource's answer names its service's own).

@@ -253,3 +253,4 @@ export function anthropicToolUse(
 export function anthropicError(status: number, type: string, message: string): ErrorReply {
   return { status, body: { type: 'error', error: { type, message } } };
 }
+export { parseTurn, pathologicalPrompts } from './prompt-fuzz';

@@ -153,7 +153,9 @@ export const Runbook = z
     steps: z.array(z.string()),
     source: z.enum(['built_in', 'tenant']),
     created_by: z.string().nullable(),
-    updated_at: Timestamp.nullable(),
+    updated_at: Timestamp.meta({
+      description: 'Last change: a tenant runbook’s last write; a built-in runbook’s text, as shipped',
+    }),
   })
   .meta({ id: 'Runbook' });
 

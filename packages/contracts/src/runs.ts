@@ -6,7 +6,13 @@ export const SessionId = z
   .string()
   .regex(/^[A-Za-z0-9._:-]{1,128}$/, 'session_id must be 1 to 128 of A-Z a-z 0-9 . _ : -');
 
-export const Prompt = z.string().trim().min(1, 'prompt must not be empty').max(20_000);
+/** The longest prompt a turn takes (issue 24: the engine's reading of it is linear, and this bounds it). */
+export const MAX_PROMPT_CHARS = 20_000;
+export const Prompt = z
+  .string()
+  .trim()
+  .min(1, 'prompt must not be empty')
+  .max(MAX_PROMPT_CHARS, `prompt must be at most ${MAX_PROMPT_CHARS} characters`);
 export const ToolName = z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, 'not a tool name');
 
 export const AskBody = z

@@ -5472,7 +5472,7 @@ export type paths = {
                          *           ],
                          *           "source": "built_in",
                          *           "created_by": null,
-                         *           "updated_at": null
+                         *           "updated_at": "2026-11-24T22:05:23.000Z"
                          *         },
                          *         {
                          *           "id": "builtin:idle-compute",
@@ -5497,7 +5497,7 @@ export type paths = {
                          *           ],
                          *           "source": "built_in",
                          *           "created_by": null,
-                         *           "updated_at": null
+                         *           "updated_at": "2026-11-24T22:05:23.000Z"
                          *         }
                          *       ]
                          *     }
@@ -9743,7 +9743,11 @@ export type components = {
             /** @enum {string} */
             source: "built_in" | "tenant";
             created_by: string | null;
-            updated_at: string | null;
+            /**
+             * Format: date-time
+             * @description Last change: a tenant runbook’s last write; a built-in runbook’s text, as shipped
+             */
+            updated_at: string;
         };
         CreateRunbookBody: {
             title: string;

@@ -7,12 +7,17 @@
 // session reads but changes nothing (403), as its tokens would. The /api/pulse group already accepts a
 // session, so the console calls it as it is.
 import { z } from 'zod';
-import { NotFound, startRun } from '@opsi/core';
+import { Prompt } from '@opsi/contracts';
+import { NotFound, startRun, type Auth } from '@opsi/core';
 import { assertRedisUp } from '../http/errors';
 import { assertSessionMayWrite } from '../http/authenticate';
 import { defineRoute, reply, type RouteSpec } from '../http/route';
 import { consoleAssets, entryFiles } from '../console/bundle';
 import { html, layout } from '../pages/html';
+import { CONSOLE_ROUTE_PATHS } from '../console/paths';
+import type { ApiDeps } from '../deps';
+
+type SessionAuth = Extract<Auth, { kind: 'session' }>;
 
 /** The /api/v1 endpoints the console calls, as `METHOD path`. */
 export const CONSOLE_MIRRORED = [
@@ -81,7 +86,7 @@ export const postConsoleRun = defineRoute({
   internal: true,
   summary: 'Start an agent turn from the console; answers 202 {run_id, session_id}',
   body: z.object({
-    prompt: z.string().trim().min(1).max(20_000),
+    prompt: Prompt,
     session_id: z
       .string()
       .regex(/^[A-Za-z0-9._:-]{1,128}$/)
@@ -101,37 +106,52 @@ export const postConsoleRun = defineRoute({
 });
 
 /** The console's page: an empty frame its script fills; who is signed in is in data attributes. */
-export const getConsole = defineRoute({
-  method: 'GET',
-  path: '/',
-  auth: 'page',
-  internal: true,
-  summary: 'The web console',
-  responses: { 200: { html: true } },
-  handler: async ({ deps, auth }) => {
-    const { js, css } = entryFiles(await consoleAssets(deps.config.NODE_ENV === 'production'));
-    const body = layout({
-      title: 'Console',
-      user: { email: auth.user.email, tenant: auth.tenant.name },
-      csrf: auth.session.csrf_token,
-      scripts: ['/assets/pages.js'], // the header's Sign out
-      modules: [`/assets/console/${js}`],
-      styles: [`/assets/console/${css}`],
-      body: html`<div
-        id="console"
-        data-role="${auth.user.role}"
-        data-email="${auth.user.email}"
-        data-tenant="${auth.tenant.slug}"
-        data-tier="${auth.tenant.tier}"
-      >
-        <noscript><p class="error">The console needs JavaScript.</p></noscript>
-        <p class="empty" id="booting">Loading the console…</p>
-      </div>`,
-      wide: true,
-    });
-    return reply(200, body, { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' });
-  },
-});
+export async function consolePageBody(deps: ApiDeps, auth: SessionAuth): Promise<string> {
+  const { js, css } = entryFiles(await consoleAssets(deps.config.NODE_ENV === 'production'));
+  return layout({
+    title: 'Console',
+    user: { email: auth.user.email, tenant: auth.tenant.name },
+    csrf: auth.session.csrf_token,
+    scripts: ['/assets/pages.js'], // the header's Sign out
+    modules: [`/assets/console/${js}`],
+    styles: [`/assets/console/${css}`],
+    body: html`<div
+      id="console"
+      data-role="${auth.user.role}"
+      data-email="${auth.user.email}"
+      data-tenant="${auth.tenant.slug}"
+      data-tier="${auth.tenant.tier}"
+    >
+      <noscript><p class="error">The console needs JavaScript.</p></noscript>
+      <p class="empty" id="booting">Loading the console…</p>
+    </div>`,
+    wide: true,
+  });
+}
+
+const PAGE_HEADERS = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' };
+
+/**
+ * The console's pages, one route per address of its table (../console/paths.ts), each answering the
+ * same frame: the browser code renders the page the path names, so a link can be shared and a reload
+ * keeps the page. Unknown addresses get the frame with 404 (app.ts), and the console's "not found".
+ */
+export const consolePages = CONSOLE_ROUTE_PATHS.map((path) =>
+  defineRoute({
+    method: 'GET',
+    path,
+    auth: 'page',
+    internal: true,
+    summary: path === '/' ? 'The web console' : `The web console at ${path}`,
+    responses: { 200: { html: true } },
+    handler: async ({ deps, auth }) => reply(200, await consolePageBody(deps, auth), PAGE_HEADERS),
+  }),
+);
+
+/** The console's frame for an address it does not know: 404, its "not found" page. */
+export async function consoleNotFound(deps: ApiDeps, auth: SessionAuth) {
+  return { status: 404, body: await consolePageBody(deps, auth), headers: PAGE_HEADERS };
+}
 
 export const getConsoleAsset = defineRoute({
   method: 'GET',
@@ -150,4 +170,4 @@ export const getConsoleAsset = defineRoute({
   },
 });
 
-export const consoleRoutes = [getConsole, getConsoleAsset, postConsoleRun];
+export const consoleRoutes = [...consolePages, getConsoleAsset, postConsoleRun];

@@ -4,6 +4,7 @@
  * assistant message gives the items it listed and the ids it cited, in order.
  */
 import type { ConversationMessage } from '../engine';
+import { asksAmount, findingSetOf, type FindingSet } from './finding-set';
 import { isOnlyFacets, isReferenceOnly, parsePrompt, SAVINGS_WORD, type Facets, type Parsed } from './parse';
 import { idsIn, type FoundId } from './text';
 
@@ -22,6 +23,8 @@ export interface Prior {
 
 /** A prompt read in the light of the conversation: the request a handler answers. */
 export interface Request extends Parsed {
+  /** Which findings the question is about, from its own words (./finding-set). */
+  set: FindingSet;
   /** The previous turn, when the conversation has one. */
   prior?: Prior | undefined;
   /** A note that says how a follow-up was understood. */
@@ -98,7 +101,8 @@ const LISTS = new Set(['open', 'savings', 'costs']);
  * follow-up resolves its predecessor first, up to a few turns back.
  */
 export function resolveRequest(prompt: string, history: ConversationMessage[], depth = 0): Request {
-  const parsed: Request = parsePrompt(prompt);
+  const own = parsePrompt(prompt);
+  const parsed: Request = { ...own, set: findingSetOf(own.prompt, own.facets) };
   let lastUser = -1;
   for (let i = history.length - 1; i >= 0; i--) {
     if (history[i]!.role === 'user') {
@@ -117,6 +121,36 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
   parsed.prior = { request: previous, items, subject };
   // "Which one would save the most?" with no earlier list to pick from is a question of its own.
   if (parsed.intent === 'pick' && !items.length) return standalone(parsed);
+  // "What would fixing them all save?" after "which finops findings are open?": the previous question's
+  // findings, all of them, not only the ones its answer had room to list.
+  if (
+    parsed.set.kind === 'prior' &&
+    parsed.intent !== 'pick' &&
+    asksAmount(parsed.prompt.toLowerCase()) &&
+    LISTS.has(previous.intent) &&
+    previous.set.kind === 'all'
+  ) {
+    parsed.set = previous.set;
+    parsed.facets = mergeFacets(previous.facets, parsed.facets);
+    parsed.reference = undefined;
+    return standalone(parsed);
+  }
+  // A question that names all open findings is about all of them, whatever was said before: it takes
+  // neither the previous answer's list nor its filters ("and across all open findings?" after a list of
+  // security ones asks the previous kind of question, about everything).
+  if (parsed.set.kind === 'all' && parsed.set.explicit && !parsed.ids.length && !parsed.checks.length) {
+    parsed.reference = undefined;
+    if (
+      parsed.continues &&
+      LISTS.has(previous.intent) &&
+      ['unknown', 'open', 'resource'].includes(parsed.intent)
+    ) {
+      parsed.intent = previous.intent;
+      parsed.sortBySavings = parsed.sortBySavings || previous.sortBySavings;
+      parsed.understoodAs = 'your previous question, about all open findings';
+    }
+    return standalone(parsed);
+  }
 
   const hasFacets = Object.values(parsed.facets).some((v) => v !== undefined);
   const refersBack = parsed.reference !== undefined && isReferenceOnly(parsed.target);
@@ -160,6 +194,21 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
 
 /** A question read on its own: filters alone ask for a list; a name alone asks about that resource. */
 function standalone(parsed: Request): Request {
+  // "How much would fixing all open findings save?", "total savings if we fix everything that's open?":
+  // an amount over every open finding (of the facets named), whatever verb carries it.
+  const lower = parsed.prompt.toLowerCase();
+  if (
+    parsed.set.kind === 'all' &&
+    !parsed.ids.length &&
+    !parsed.checks.length &&
+    ['fix', 'open', 'resource', 'unknown', 'count', 'changes', 'pick'].includes(parsed.intent) &&
+    (SAVINGS_WORD.test(lower) || /\b(?:on the table|at stake|to be saved|up for grabs)\b/.test(lower)) &&
+    asksAmount(lower)
+  ) {
+    parsed.intent = 'savings';
+    parsed.pick = undefined;
+    return parsed;
+  }
   // A superlative with nothing to pick from ("which one finding saves the most?") asks the whole tenant.
   if (parsed.intent === 'pick') {
     parsed.intent = parsed.pick === 'savings' ? 'savings' : parsed.pick === 'severe' ? 'open' : 'costs';
@@ -183,7 +232,6 @@ function standalone(parsed: Request): Request {
       ) ||
       isOnlyFacets(parsed.target, parsed.facets))
   ) {
-    const lower = parsed.prompt.toLowerCase();
     parsed.intent =
       SAVINGS_WORD.test(lower) || /\b(?:cheap\w*|impact|money|value|roi|payoff)\b/.test(lower)
         ? 'savings'

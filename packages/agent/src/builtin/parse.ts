@@ -3,7 +3,7 @@
  * severity, service, account), the thing it is about (a resource, a finding), the time window, and the
  * cues that make it a follow-up of the previous answer ("and the security ones?", "the first one").
  */
-import { CHECK_RE, idsIn } from './text';
+import { CHECK_RE, idsIn, readablePrompt } from './text';
 
 export type Intent =
   | 'help'
@@ -329,8 +329,34 @@ function targetOf(raw: string): string | undefined {
   return undefined;
 }
 
+/**
+ * Earlier prompts are read again on every turn of a session (the follow-up chain, ./history): their
+ * readings are kept, the most recent few hundred, and each caller gets its own copy to refine.
+ */
+const READ = new Map<string, Parsed>();
+const READ_MAX = 500;
+
+/** Reads a prompt (see the module comment); linear in its length (./text readablePrompt). */
 export function parsePrompt(prompt: string): Parsed {
-  const raw = prompt.trim();
+  let parsed = READ.get(prompt);
+  if (parsed) {
+    READ.delete(prompt);
+  } else {
+    parsed = readPrompt(prompt);
+    if (READ.size >= READ_MAX) READ.delete(READ.keys().next().value!);
+  }
+  READ.set(prompt, parsed);
+  return {
+    ...parsed,
+    facets: { ...parsed.facets },
+    ids: parsed.ids.map((i) => ({ ...i })),
+    checks: [...parsed.checks],
+    reference: parsed.reference && { ...parsed.reference },
+  };
+}
+
+function readPrompt(prompt: string): Parsed {
+  const raw = readablePrompt(prompt);
   const lower = raw.toLowerCase();
   let intent: Intent = INTENTS.find((i) => i.pattern.test(lower))?.intent ?? 'unknown';
   const ids = idsIn(raw);

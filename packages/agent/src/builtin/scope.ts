@@ -1,3 +1,5 @@
+import { collapseWhitespace, windowsOf } from './text';
+
 /**
  * The scope check the built-in engine makes before it reads an intent: is the question one to refuse
  * (secrets, its own instructions, another tenant's data, instructions embedded in the question to drop
@@ -92,9 +94,30 @@ export function hasDomainSignal(lower: string): boolean {
   return DOMAIN.test(lower) || NAME_LIKE.test(lower);
 }
 
-/** The scope of a prompt, read before its intent. */
+/**
+ * The scope of a prompt, read before its intent. The whole prompt is read (a request to refuse may sit
+ * anywhere in it), in overlapping windows so that the cost is linear in its length (issue 24).
+ */
 export function scopeOf(prompt: string): Scope {
-  const lower = prompt.toLowerCase().replace(/[’‘]/g, "'");
+  const lower = collapseWhitespace(prompt.toLowerCase().replace(/[’‘]/g, "'"));
+  const windows = windowsOf(lower);
+  let found: Scope = { kind: 'in_scope' };
+  const order: Record<Scope['kind'], number> = { refuse: 0, out_of_scope: 1, in_scope: 2 };
+  for (const w of windows) {
+    const s = scopeOfText(w);
+    if (
+      order[s.kind] < order[found.kind] ||
+      (s.kind === 'refuse' && found.kind === 'refuse' && rank(s) < rank(found))
+    )
+      found = s;
+  }
+  return found;
+}
+
+const REFUSAL_ORDER: RefusalReason[] = ['injection', 'instructions', 'other-tenants', 'secrets'];
+const rank = (s: Scope) => (s.kind === 'refuse' ? REFUSAL_ORDER.indexOf(s.reason) : 9);
+
+function scopeOfText(lower: string): Scope {
   if (INJECTION.some((re) => re.test(lower))) return { kind: 'refuse', reason: 'injection' };
   if (INSTRUCTIONS.some((re) => re.test(lower))) return { kind: 'refuse', reason: 'instructions' };
   if (OTHER_TENANTS.some((re) => re.test(lower))) return { kind: 'refuse', reason: 'other-tenants' };

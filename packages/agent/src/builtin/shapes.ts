@@ -215,3 +215,18 @@ export interface RunbookList {
   count: number;
   error?: string;
 }
+
+/** What add_up returns: the sums of resources' monthly costs and of findings' monthly savings. */
+export interface AddUp {
+  resources: Array<{
+    arn: string;
+    native_id: string;
+    name: string | null;
+    type: string;
+    monthly_cost: number | null;
+  }>;
+  resources_monthly_cost_total: number;
+  findings: Array<{ id: string; title: string; monthly_savings: number | null }>;
+  findings_monthly_savings_total: number;
+  not_found: string[];
+}

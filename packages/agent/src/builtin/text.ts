@@ -10,6 +10,77 @@ export const NATIVE_RE =
   /\b(?:vol|i|sg|snap|eipalloc|nat|subnet|vpc|rtb|igw|lt|ami|eni)-[0-9a-f]{8,17}\b|\bAKIA[0-9A-Z]{16}\b/g;
 export const CHECK_RE = /\b(?:finops|security|sre)\.[a-z0-9_]+\b/g;
 
+/** How much of a prompt the built-in engine reads: its opening and its close, this many characters in all. */
+export const PARSE_WINDOW = 1_200;
+
+/**
+ * A prompt as the built-in engine reads it: whitespace runs collapsed to one space (a scanner, not a
+ * pattern), and past PARSE_WINDOW characters only its opening and its close, joined by a line break
+ * (no pattern's `.` crosses it). Every pattern of the engine then runs over a bounded text, so reading
+ * a prompt is linear in its length however its patterns backtrack (issue 24: a 20,000-character prompt
+ * of spaces took 9.5 s); a question is asked in its first or last few sentences.
+ */
+export function readablePrompt(prompt: string): string {
+  const out = collapseWhitespace(prompt);
+  if (out.length <= PARSE_WINDOW) return out;
+  const half = PARSE_WINDOW / 2;
+  let head = out.slice(0, half);
+  let tail = out.slice(out.length - half);
+  // Cut at word boundaries, so no word is read half.
+  const lastSpace = head.lastIndexOf(' ');
+  if (lastSpace > half / 2) head = head.slice(0, lastSpace);
+  const firstSpace = tail.indexOf(' ');
+  if (firstSpace >= 0 && firstSpace < half / 2) tail = tail.slice(firstSpace + 1);
+  return `${head}\n${tail}`;
+}
+
+/**
+ * Overlapping windows of a text, each at most `size` characters, `overlap` shared with the next: a
+ * pattern whose matches are shorter than `overlap` matches the text iff it matches one of them, and
+ * testing each window costs a bound, so the whole is linear in the text's length.
+ */
+export function windowsOf(text: string, size = 1_000, overlap = 250): string[] {
+  if (text.length <= size) return [text];
+  const out: string[] = [];
+  for (let at = 0; ; at += size - overlap) {
+    out.push(text.slice(at, at + size));
+    if (at + size >= text.length) return out;
+  }
+}
+
+/** Whitespace runs as one space, trimmed: a scanner, linear in the text. */
+export function collapseWhitespace(prompt: string): string {
+  let out = '';
+  let space = false;
+  let start = 0;
+  for (let i = 0; i < prompt.length; i++) {
+    const c = prompt.charCodeAt(i);
+    // \s as JavaScript patterns know it: ASCII whitespace, NBSP, line/paragraph separators, BOM, Zs.
+    const isSpace =
+      c === 32 ||
+      (c >= 9 && c <= 13) ||
+      c === 0xa0 ||
+      c === 0x1680 ||
+      (c >= 0x2000 && c <= 0x200a) ||
+      c === 0x2028 ||
+      c === 0x2029 ||
+      c === 0x202f ||
+      c === 0x205f ||
+      c === 0x3000 ||
+      c === 0xfeff;
+    if (isSpace) {
+      if (!space) out += prompt.slice(start, i);
+      space = true;
+    } else if (space) {
+      if (out.length) out += ' ';
+      start = i;
+      space = false;
+    }
+  }
+  if (!space) out += prompt.slice(start);
+  return out;
+}
+
 export type IdKind = 'finding' | 'arn' | 'native';
 
 export interface FoundId {

@@ -17,15 +17,24 @@ export interface Runbook {
   steps: string[];
   source: 'built_in' | 'tenant';
   created_by: string | null;
-  updated_at: Date | null;
+  /** Tenant runbooks: the last write. Built-in ones: when their text last changed (kept with the text). */
+  updated_at: Date;
 }
 
+/** The release that shipped the built-in runbooks' current text (commit 8634604). */
+const TEXT_OF_2026_11_24 = '2026-11-24T22:05:23Z';
+
+/**
+ * `textUpdatedAt` is part of the runbook's text: whoever changes a title, step or applies_to changes it
+ * too (runbooks.test.ts pins a digest of each text to its date, so an edit without a new date fails).
+ */
 const builtIn = (
   slug: string,
   title: string,
   detectors: string[],
   resourceTypes: string[],
   steps: string[],
+  textUpdatedAt: string = TEXT_OF_2026_11_24,
 ): Runbook => ({
   id: `builtin:${slug}`,
   title,
@@ -34,7 +43,7 @@ const builtIn = (
   steps,
   source: 'built_in',
   created_by: null,
-  updated_at: null,
+  updated_at: new Date(textUpdatedAt),
 });
 
 /** One runbook per detector family, shipped with the service; `applies_to.detectors` names every check. */

@@ -9,7 +9,8 @@ export interface Ctx {
   tenant: string;
   /** False for a viewer: no control that changes anything is shown. */
   canWrite: boolean;
-  go(hash: string): void;
+  /** Goes to a console address (`/findings/…`); an old `#/…` one is read as its path. */
+  go(to: string): void;
 }
 
 /** Renders into `el`; answers a cleanup (close streams, stop timers) run when the page is left. */

@@ -1,7 +1,9 @@
 /** Findings: what is open, what could save the most, one finding in detail and how to fix it, picks among a previous list. */
+import { asksAmount } from '../finding-set';
 import type { PriorItem } from '../history';
 import { isReferenceOnly } from '../parse';
 import type {
+  AddUp,
   FindingDetail,
   FindingList,
   FindingSummary,
@@ -144,7 +146,7 @@ export const savings: Handler = async (ctx) => {
         ...(f.service ? { service: f.service } : {}),
         ...(account.status === 'ok' ? { account_id: account.id } : {}),
         sort_by: 'savings',
-        limit: req.limit ?? 10,
+        limit: req.limit ?? (scoped && asksAmount(req.prompt.toLowerCase()) ? 50 : 10),
       }),
     );
   }
@@ -152,6 +154,16 @@ export const savings: Handler = async (ctx) => {
     parts.push(
       `Fixing the open findings could save ${money(summary.monthly_savings)} a month in total (each resource counted once, so alternatives on the same resource are not added up).`,
     );
+  // "What would fixing all open payments findings save in total?": the amount for that scope, a tool's sum.
+  const lower = req.prompt.toLowerCase();
+  if (scoped && list && box.has('add_up') && asksAmount(lower) && req.set.kind === 'all') {
+    const ids = list.findings.filter((x) => (num(x.monthly_savings) ?? 0) > 0).map((x) => x.id);
+    const out = ids.length ? ok(await box.call<AddUp>('add_up', { findings: ids })) : undefined;
+    if (out?.findings.length)
+      parts.push(
+        `Fixing the ${out.findings.length} ${scopeText(f, account.status === 'ok' ? account.label : undefined)} that carry a savings estimate would save ${money(out.findings_monthly_savings_total)} a month in total (the add_up tool's sum of their estimates).`,
+      );
+  }
   const recs = new Map((summary?.top_recommendations ?? []).map((r) => [r.finding_id, r]));
   const paying = (list?.findings ?? []).filter((x) => (num(x.monthly_savings) ?? 0) > 0);
   if (list) {

@@ -4,25 +4,11 @@
  * one of a kind, or the findings a description names) and the add_up tool adds it up from the data, so the
  * total is a tool's figure, shown with every figure it adds.
  */
-import type { FindingDetail, Neighbours, NotFound } from '../shapes';
+import type { AddUp, FindingDetail, Neighbours, NotFound } from '../shapes';
 import { ok } from '../toolbox';
 import { money, num } from '../text';
 import { allFindings, bullets, label, typeHint, type Ctx } from './common';
 import { rankFindings } from './findings';
-
-interface AddUp {
-  resources: Array<{
-    arn: string;
-    native_id: string;
-    name: string | null;
-    type: string;
-    monthly_cost: number | null;
-  }>;
-  resources_monthly_cost_total: number;
-  findings: Array<{ id: string; title: string; monthly_savings: number | null }>;
-  findings_monthly_savings_total: number;
-  not_found: string[];
-}
 
 const SUM =
   /\b(?:together|in total|totals?|combined|altogether|add(?:ed|s)?(?: (?:it|them|these|those))? up|add up|sum(?:med)?|all (?:of )?(?:our|the)|put together|numbers you added|all together)\b/;
@@ -75,42 +61,50 @@ export async function totals(ctx: Ctx): Promise<string | undefined> {
       }
     }
   }
-  // A set a description of findings names ("the unattached volumes", "the old snapshots"); a question
-  // about everything ("how much could we save in total?") names none, and savings_summary answers it.
-  if (!box.has('list_findings')) return undefined;
-  const described = lower
-    .replace(new RegExp(SUM.source, 'g'), ' ')
-    .replace(new RegExp(MONEY.source, 'g'), ' ')
-    .replace(
-      /\b(?:how|much|what|whats|what's|is|are|the|our|we|us|could|would|can|per|a|month|monthly|year|overall|potential|across|all|open|findings?|everything|in|of|if|by|fixing|fix|them|it|do|does|each|every|there|show|me|numbers?|you|added|deleting|removing)\b/g,
-      ' ',
-    )
-    .replace(/[^a-z0-9]+/g, ' ')
-    .split(' ')
-    .filter((w) => w.length >= 3)
-    .join(' ');
-  if (!described) return undefined;
-  const ranked = rankFindings(await allFindings(ctx), req.prompt);
-  const best = ranked[0]?.score ?? 0;
-  if (best < 3) return undefined;
-  // The findings the description fits best (ties kept: "old snapshots" are the old and the orphaned ones).
-  const chosen = ranked.filter((r) => r.score >= best - 1e-9).map((r) => r.finding);
+  // The findings the question is about (../finding-set): the previous answer's list when it points
+  // back at it; those a description names; or all open ones, which savings_summary answers (each
+  // resource counted once), so no sum is made here.
+  if (!box.has('list_findings') && req.set.kind !== 'prior') return undefined;
+  let chosen: Array<{ id: string; title: string }>;
+  if (req.set.kind === 'prior') {
+    const ids = (req.prior?.items ?? []).filter((i) => i.kind === 'finding').map((i) => i.id);
+    if (!ids.length) return undefined;
+    chosen = ids.map((id) => ({ id, title: id }));
+  } else if (req.set.kind === 'described') {
+    const f = req.facets;
+    const pool = (await allFindings(ctx)).filter(
+      (x) => (!f.domain || x.domain === f.domain) && (!f.severity || x.severity === f.severity),
+    );
+    const ranked = rankFindings(pool, req.set.words.join(' '));
+    const best = ranked[0]?.score ?? 0;
+    if (best < 3) return undefined;
+    // The findings the description fits best (ties kept: "old snapshots" are the old and the orphaned ones).
+    chosen = ranked.filter((r) => r.score >= best - 1e-9).map((r) => r.finding);
+  } else return undefined;
   if (savings) {
     const out = ok(await box.call<AddUp>('add_up', { findings: chosen.map((f) => f.id) }));
     if (!out?.findings.length) return undefined;
-    return `Fixing these ${out.findings.length} findings would save ${money(out.findings_monthly_savings_total)} a month in total (the add_up tool's sum of their savings):\n${bullets(
+    const these =
+      req.set.kind === 'prior'
+        ? `the ${out.findings.length} findings of my previous answer`
+        : `these ${out.findings.length} findings`;
+    return `Fixing ${these} would save ${money(out.findings_monthly_savings_total)} a month in total (the add_up tool's sum of their savings):\n${bullets(
       out.findings.map((f) => `${f.title} — saves ${money(f.monthly_savings)}/month — finding ${f.id}`),
     )}`;
   }
   // Their resources' costs: each finding's resources, looked up.
   if (!box.has('get_finding')) return undefined;
   const arns: string[] = [];
+  const titled: Array<{ id: string; title: string }> = [];
   for (const f of chosen.slice(0, 10)) {
     const d = ok(await box.call<FindingDetail | NotFound>('get_finding', { id: f.id }));
-    if (d && 'resources' in d) arns.push(...d.resources.map((r) => r.arn));
+    if (d && 'resources' in d) {
+      arns.push(...d.resources.map((r) => r.arn));
+      titled.push({ id: f.id, title: d.title });
+    }
   }
   if (!arns.length) return undefined;
   const out = ok(await box.call<AddUp>('add_up', { resources: [...new Set(arns)] }));
   if (!out?.resources.length) return undefined;
-  return `${resourceTotal(out, `The ${out.resources.length} resources of the matching findings`)}\n\nThe findings: ${chosen.map((f) => `${f.title} (finding ${f.id})`).join('; ')}.`;
+  return `${resourceTotal(out, `The ${out.resources.length} resources of the matching findings`)}\n\nThe findings: ${titled.map((f) => `${f.title} (finding ${f.id})`).join('; ')}.`;
 }

@@ -93,7 +93,7 @@ export const askPage: Page = async (ctx, el, params) => {
   const list = h(
     'nav',
     { class: 'sessions', 'aria-label': 'Sessions' },
-    h('a', { href: '#/ask', class: 'new', 'aria-current': current ? null : 'page' }, '+ New session'),
+    h('a', { href: '/ask', class: 'new', 'aria-current': current ? null : 'page' }, '+ New session'),
     sessions.sessions.length
       ? h(
           'ul',
@@ -105,7 +105,7 @@ export const askPage: Page = async (ctx, el, params) => {
               h(
                 'a',
                 {
-                  href: `#/ask/${encodeURIComponent(s.id)}`,
+                  href: `/ask/${encodeURIComponent(s.id)}`,
                   'aria-current': s.id === current ? 'page' : null,
                 },
                 s.name,
@@ -205,7 +205,7 @@ export const askPage: Page = async (ctx, el, params) => {
       prompt.value = '';
       if (!current) {
         // The new session gets its own address; the page re-opens on it and re-attaches there.
-        ctx.go(`#/ask/${encodeURIComponent(run.session_id)}`);
+        ctx.go(`/ask/${encodeURIComponent(run.session_id)}`);
         return;
       }
       stop?.();

@@ -51,7 +51,7 @@ export const findingsPage: Page = async (ctx, el, params) => {
     // The defaults stay out of the address.
     if (next.sort_by === 'severity') delete next.sort_by;
     if (next.sort_dir === 'desc') delete next.sort_dir;
-    ctx.go(`#/findings${qs(next)}`);
+    ctx.go(`/findings${qs(next)}`);
   });
   el.append(h('h1', {}, 'Findings'), form);
   if (list.findings.length === 0) {
@@ -93,7 +93,7 @@ export const findingsPage: Page = async (ctx, el, params) => {
             h(
               'td',
               {},
-              h('a', { href: `#/findings/${f.id}` }, f.title),
+              h('a', { href: `/findings/${f.id}` }, f.title),
               f.regressed ? pill('regressed', 'critical') : null,
             ),
             h('td', {}, f.domain),
@@ -188,7 +188,7 @@ export const findingPage: Page = async (ctx, el, params) => {
     planBtn.addEventListener('click', () =>
       act(planBtn, slot, async () => {
         const plan = await post<{ id: string }>(`/api/pulse/findings/${id}/resolution-plan`);
-        ctx.go(`#/plans/${plan.id}`);
+        ctx.go(`/plans/${plan.id}`);
       }),
     );
     const reBtn = h(
@@ -211,7 +211,7 @@ export const findingPage: Page = async (ctx, el, params) => {
     );
   }
   el.append(
-    h('p', { class: 'crumbs' }, h('a', { href: '#/findings' }, 'Findings'), ' / ', f.check_id),
+    h('p', { class: 'crumbs' }, h('a', { href: '/findings' }, 'Findings'), ' / ', f.check_id),
     h('h1', {}, f.title),
     h(
       'p',
@@ -319,7 +319,7 @@ export const findingPage: Page = async (ctx, el, params) => {
             ' ',
             h('span', { class: 'note' }, e.agent ?? ''),
             e.finding_id !== id
-              ? h('a', { href: `#/findings/${e.finding_id}` }, ' (another finding of the group)')
+              ? h('a', { href: `/findings/${e.finding_id}` }, ' (another finding of the group)')
               : null,
           ),
         ),

@@ -41,11 +41,11 @@ export const graphPage: Page = async (ctx, el, params) => {
   );
   form.addEventListener('submit', (e) => {
     e.preventDefault();
-    ctx.go(`#/graph${qs({ q: input.value.trim(), depth: depthSel.value })}`);
+    ctx.go(`/graph${qs({ q: input.value.trim(), depth: depthSel.value })}`);
   });
   depthSel.addEventListener(
     'change',
-    () => focus && ctx.go(`#/graph${qs({ q, resource: focus, depth: depthSel.value })}`),
+    () => focus && ctx.go(`/graph${qs({ q, resource: focus, depth: depthSel.value })}`),
   );
   el.append(h('h1', {}, 'Graph'), form);
 
@@ -76,7 +76,7 @@ export const graphPage: Page = async (ctx, el, params) => {
                   h(
                     'a',
                     {
-                      href: `#/graph${qs({ q, resource: r.id, depth })}`,
+                      href: `/graph${qs({ q, resource: r.id, depth })}`,
                       'data-resource': r.id,
                       'aria-current': r.id === focus ? 'true' : null,
                     },
@@ -234,7 +234,7 @@ export const graphPage: Page = async (ctx, el, params) => {
           },
         ],
       });
-      cy.on('tap', 'node', (e) => ctx.go(`#/graph${qs({ q, resource: e.target.id(), depth })}`));
+      cy.on('tap', 'node', (e) => ctx.go(`/graph${qs({ q, resource: e.target.id(), depth })}`));
       box.dataset.drawn = String(cy.nodes().length);
     });
   }

@@ -55,7 +55,7 @@ export const incidentsPage: Page = async (ctx, el, params) => {
           title: title.value,
           severity: sev.value,
         });
-        ctx.go(`#/incidents/${created.id}`);
+        ctx.go(`/incidents/${created.id}`);
       });
     });
     el.append(card('Open an incident', form, slot));
@@ -66,7 +66,7 @@ export const incidentsPage: Page = async (ctx, el, params) => {
     h('option', { value: '' }, 'all statuses'),
     STATUSES.map((s) => h('option', { value: s, selected: s === status }, s)),
   );
-  filter.addEventListener('change', () => ctx.go(`#/incidents${qs({ status: filter.value })}`));
+  filter.addEventListener('change', () => ctx.go(`/incidents${qs({ status: filter.value })}`));
   el.append(h('div', { class: 'filters' }, h('label', {}, 'Status', filter)));
   if (!list.incidents.length) {
     el.append(empty('No incidents. Alerts routed by triage open them, or open one above.'));
@@ -93,7 +93,7 @@ export const incidentsPage: Page = async (ctx, el, params) => {
             'tr',
             { 'data-incident-id': i.id },
             h('td', {}, pill(i.severity, i.severity.toLowerCase())),
-            h('td', {}, h('a', { href: `#/incidents/${i.id}` }, i.title)),
+            h('td', {}, h('a', { href: `/incidents/${i.id}` }, i.title)),
             h('td', {}, pill(i.status)),
             h('td', {}, i.source),
             h('td', { class: 'num' }, String(i.alert_count)),
@@ -131,7 +131,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
         h('span', {}, e.body),
         h('span', { class: 'note' }, ` · ${e.actor}`),
         e.data?.session_id
-          ? h('a', { href: `#/ask/${encodeURIComponent(e.data.session_id)}` }, ' open the agent session')
+          ? h('a', { href: `/ask/${encodeURIComponent(e.data.session_id)}` }, ' open the agent session')
           : null,
       ),
     );
@@ -164,7 +164,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
         inv.after(
           h(
             'a',
-            { href: `#/ask/${encodeURIComponent(r.session_id)}`, class: 'inline-link' },
+            { href: `/ask/${encodeURIComponent(r.session_id)}`, class: 'inline-link' },
             ' follow the investigation',
           ),
         );
@@ -178,7 +178,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
     war.addEventListener('click', () =>
       act(war, slot, async () => {
         const room = await post<{ session_id: string }>(`/console/api/incidents/${id}/war-room`);
-        ctx.go(`#/ask/${encodeURIComponent(room.session_id)}`);
+        ctx.go(`/ask/${encodeURIComponent(room.session_id)}`);
       }),
     );
     actions.append(h('label', { class: 'inline-label' }, 'Status ', st), inv, war);
@@ -200,7 +200,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
   });
   clear(
     el,
-    h('p', { class: 'crumbs' }, h('a', { href: '#/incidents' }, 'Incidents'), ' / ', incident.severity),
+    h('p', { class: 'crumbs' }, h('a', { href: '/incidents' }, 'Incidents'), ' / ', incident.severity),
     h('h1', {}, incident.title),
     h(
       'p',
@@ -220,7 +220,7 @@ export const incidentPage: Page = async (ctx, el, params) => {
           'War room: ',
           h(
             'a',
-            { href: `#/ask/${encodeURIComponent(incident.war_room.session_id)}` },
+            { href: `/ask/${encodeURIComponent(incident.war_room.session_id)}` },
             'open its agent session',
           ),
         )

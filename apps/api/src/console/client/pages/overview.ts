@@ -192,13 +192,13 @@ export const overviewPage: Page = async (ctx, el) => {
     h(
       'div',
       { class: 'grid2' },
-      bars('Open findings by domain', 'domain', o.by_domain, DOMAINS, (k) => `#/findings?domain=${k}`),
+      bars('Open findings by domain', 'domain', o.by_domain, DOMAINS, (k) => `/findings?domain=${k}`),
       bars(
         'Open findings by severity',
         'severity',
         o.by_severity,
         SEVERITIES,
-        (k) => `#/findings?severity=${k}`,
+        (k) => `/findings?severity=${k}`,
       ),
     ),
   );
@@ -262,7 +262,7 @@ export const overviewPage: Page = async (ctx, el) => {
                   'tr',
                   {},
                   h('td', {}, pill(g.first.severity)),
-                  h('td', {}, h('a', { href: `#/findings/${g.first.id}` }, g.first.title)),
+                  h('td', {}, h('a', { href: `/findings/${g.first.id}` }, g.first.title)),
                   h('td', {}, g.first.domain),
                   h('td', {}, String(g.count)),
                   h('td', { class: 'num' }, money(g.savings)),
@@ -296,7 +296,7 @@ export const overviewPage: Page = async (ctx, el) => {
     );
   };
   requestAnimationFrame(draw);
-  const timer = running ? setTimeout(() => ctx.go('#/overview'), 3000) : undefined;
+  const timer = running ? setTimeout(() => ctx.go('/overview'), 3000) : undefined;
   const onResize = () => draw();
   window.addEventListener('resize', onResize);
   return () => {

@@ -44,7 +44,7 @@ export const planPage: Page = async (ctx, el, params) => {
       h(
         'p',
         { class: 'crumbs' },
-        h('a', { href: `#/findings/${plan.finding_id}` }, 'Finding'),
+        h('a', { href: `/findings/${plan.finding_id}` }, 'Finding'),
         ' / resolution plan',
       ),
       h('h1', {}, 'Resolution plan'),

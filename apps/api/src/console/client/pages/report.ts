@@ -10,7 +10,7 @@ const findingLink = (f: ReportT['sections']['new_findings'][number]) =>
     {},
     pill(f.severity),
     ' ',
-    h('a', { href: `#/findings/${f.finding_id}` }, f.title),
+    h('a', { href: `/findings/${f.finding_id}` }, f.title),
     h('span', { class: 'note' }, ` ${f.domain}`),
   );
 
@@ -37,7 +37,7 @@ export const reportPage: Page = async (ctx, el) => {
         for (let i = 0; i < 60; i++) {
           await new Promise((r) => setTimeout(r, 1000));
           const now = await latest().catch(() => null);
-          if (now && now.id !== before) return ctx.go('#/report');
+          if (now && now.id !== before) return ctx.go('/report');
         }
         status.textContent = 'Still generating: reload later.';
       }),
@@ -105,7 +105,7 @@ export const reportPage: Page = async (ctx, el) => {
                   {},
                   pill(c.severity),
                   ' ',
-                  h('a', { href: `#/findings/${c.finding_id}` }, c.title),
+                  h('a', { href: `/findings/${c.finding_id}` }, c.title),
                   h('div', { class: 'note' }, c.why),
                 ),
               ),
