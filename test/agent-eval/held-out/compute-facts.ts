@@ -202,11 +202,12 @@ class Facts {
   detail(check: string, titleContains?: string): FindingDetail {
     return this.details.get(this.finding(check, titleContains).id)!;
   }
-  active(filter: Partial<Pick<Finding, 'domain' | 'severity'>>): Finding[] {
+  active(filter: Partial<Pick<Finding, 'domain' | 'severity' | 'check_id'>>): Finding[] {
     return this.findings.filter(
       (f) =>
         (!filter.domain || f.domain === filter.domain) &&
-        (!filter.severity || f.severity === filter.severity),
+        (!filter.severity || f.severity === filter.severity) &&
+        (!filter.check_id || f.check_id === filter.check_id),
     );
   }
   async node(name: string, type?: string): Promise<Node> {
@@ -248,6 +249,42 @@ class Facts {
     if (hits.length !== 1) throw new Error(`learning "${words}": ${hits.length}, not one`);
     return hits[0]!;
   }
+  /**
+   * What fixing a set of findings saves a month, by the contract's savings rule: each resource once (the
+   * largest of the savings the set's findings put on it, since two actions on one resource exclude each
+   * other: delete db-migration-io1 or move it to gp3), and a finding without resources at its own estimate.
+   * Checked against the API: over every active finding it is the overview's `estimated_savings.monthly`.
+   */
+  savingsOf(findings: Finding[]): number {
+    const perResource = new Map<string, number>();
+    const unattached: number[] = [];
+    for (const x of findings) {
+      const d = this.details.get(x.id)!;
+      if (!d.resources.length) unattached.push(x.savings);
+      for (const r of d.resources) {
+        const key = `${r.type}:${r.native_id}`;
+        perResource.set(key, Math.max(perResource.get(key) ?? 0, r.savings));
+      }
+    }
+    return sum([...perResource.values(), ...unattached]);
+  }
+  /** The open findings of the tenant, all of them: the overview's count, which the findings list agrees with. */
+  totalOpen(): number {
+    if (this.overview.open_findings !== this.findings.length)
+      throw new Error(`overview ${this.overview.open_findings} open, the list ${this.findings.length}`);
+    return this.overview.open_findings as number;
+  }
+  /** What fixing every open finding saves a month: the overview's figure, which savingsOf agrees with. */
+  totalSavings(): number {
+    const total = this.overview.estimated_savings.monthly as number;
+    const mine = this.savingsOf(this.findings);
+    if (mine !== total) throw new Error(`savingsOf(every finding) ${mine}, the overview ${total}`);
+    return total;
+  }
+  /** The active findings on a resource (those whose resources name it). */
+  on(name: string): Finding[] {
+    return this.findings.filter((x) => this.details.get(x.id)!.resources.some((r) => r.name === name));
+  }
   /** An incident time on the evaluation's calendar, as "2026-10-31 21:40". */
   when(iso: string): string {
     return new Date(Date.parse(iso) + this.incidentShiftMs).toISOString().slice(0, 16).replace('T', ' ');
@@ -283,6 +320,9 @@ const subject = (d: FindingDetail): string[] => {
   const named = d.resources.map((r) => r.name).filter((n) => n && d.title.includes(n));
   return named.length ? [named.sort((a, b) => b.length - a.length)[0]!] : [];
 };
+
+/** What fixing the findings `pick` chooses saves a month (each resource once: Facts.savingsOf). */
+const saves = (pick: (f: Facts) => Finding[]) => (f: Facts) => [usd(f.savingsOf(pick(f)))];
 
 /** Words of a learning, checked to be in the learning the API answers. */
 const taught = (f: Facts, which: string, words: string[]) => {
@@ -536,7 +576,7 @@ const FACTS: Record<string, FactFn> = {
 
   // ---- computed figures (their inputs must be shown)
   'computed-unattached': (f) => {
-    const xs = f.findings.filter((x) => x.check_id === 'finops.ebs_unattached').map((x) => x.savings);
+    const xs = f.active({ check_id: 'finops.ebs_unattached' }).map((x) => x.savings);
     return [...xs.sort((a, b) => b - a).map(usd), usd(sum(xs))];
   },
   'computed-web-fleet': (f) => {
@@ -551,7 +591,7 @@ const FACTS: Record<string, FactFn> = {
     return [usd(a), usd(b), usd(sum([a, b]))];
   },
   'computed-old-snapshots': (f) => {
-    const xs = f.findings.filter((x) => x.check_id === 'finops.ebs_snapshot_old').map((x) => x.savings);
+    const xs = f.active({ check_id: 'finops.ebs_snapshot_old' }).map((x) => x.savings);
     return [...xs.sort((a, b) => b - a).map(usd), usd(sum(xs))];
   },
   'computed-incident-alerts': (f) => {
@@ -573,6 +613,43 @@ const FACTS: Record<string, FactFn> = {
     return out.slice(1);
   },
   'followup-incident-resources': (f) => f.openIncidents()[0]!.resources.map((r) => r.name),
+
+  // ---- scope: a question about totals names all open findings (or no subset), whatever the earlier turns
+  // narrowed to; a follow-up with "these", "those", "them" is about the earlier answer's list.
+  ...Object.fromEntries(
+    [
+      'scope-all-savings-after-security',
+      'scope-all-savings-after-one-finding',
+      'scope-all-waste-after-critical',
+      'scope-all-savings-after-resource',
+      'scope-all-savings-after-top-three',
+      'scope-all-savings-after-fix',
+      'scope-all-savings-after-snapshots',
+      'scope-all-savings-after-volume-saving',
+      'scope-all-savings-after-stated-zero',
+      'scope-all-savings-after-payments-db',
+    ].map((id) => [id, (f: Facts) => [usd(f.totalSavings())]]),
+  ),
+  ...Object.fromEntries(
+    [
+      'scope-all-count-after-volumes',
+      'scope-all-count-after-low-finops',
+      'scope-all-count-after-two-narrowings',
+      'scope-all-count-after-high',
+      'scope-all-count-after-finding',
+    ].map((id) => [id, (f: Facts) => [String(f.totalOpen())]]),
+  ),
+  'scope-all-count-and-savings-after-finops': (f) => [String(f.totalOpen()), usd(f.totalSavings())],
+  'scope-list-unattached-savings': saves((f) => f.active({ check_id: 'finops.ebs_unattached' })),
+  'scope-list-high-finops-savings': saves((f) => f.active({ domain: 'finops', severity: 'high' })),
+  'scope-list-resource-savings': saves((f) => f.on('legacy-reporting-db')),
+  'scope-list-snapshots-savings': saves((f) => f.active({ check_id: 'finops.ebs_snapshot_old' })),
+  'scope-list-sre-high-count': (f) => [String(f.active({ domain: 'sre', severity: 'high' }).length)],
+  'scope-list-security-all-of-them': saves((f) => f.active({ domain: 'security' })),
+  'scope-list-low-finops-savings': saves((f) => f.active({ domain: 'finops', severity: 'low' })),
+  // The reverse: after a total, a question that names a subset is about that subset.
+  'scope-named-volumes-after-total': saves((f) => f.active({ check_id: 'finops.ebs_unattached' })),
+  'scope-named-snapshots-after-count': saves((f) => f.active({ check_id: 'finops.ebs_snapshot_old' })),
 };
 
 // ---------------------------------------------------------------- the file
