@@ -1,5 +1,7 @@
 export * from './plan';
 export { parsePlan } from './parse';
+export { parsePlanOffThread, closeParsePools, type ParseLimits } from './parse-pool';
+export { PLAN_LIMITS } from './limits';
 export { parsePlanText, cleanLines } from './parse-text';
 export { parsePlanJson, isJsonPlan } from './parse-json';
 export { CONDITIONS, allowsStarStar, type Condition } from './conditions';

@@ -16,7 +16,7 @@ import {
   type LiveResource,
   type OpenFinding,
 } from './live';
-import { parsePlan } from './parse';
+import { DEFAULT_PARSE_LIMITS, parsePlanOffThread, type ParseLimits } from './parse-pool';
 import type { ParsedPlan, PlanDrift, PlanResourceChange } from './plan';
 import { applyDelta, isRuleType, shapeValues, type Shaped } from './shape';
 
@@ -234,10 +234,16 @@ function asInventory(type: string, region: string, attributes: Record<string, un
  * findings it fixes or introduces (the detectors' conditions on the planned after-state), and the
  * monthly cost delta at list prices. Read-only: nothing is stored but an audit entry.
  */
-export async function reviewPlan(db: Db, auth: Auth, plan: string): Promise<PlanReview> {
+export async function reviewPlan(
+  db: Db,
+  auth: Auth,
+  plan: string,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): Promise<PlanReview> {
   if (auth.tenant.tier === 'free')
     throw new Forbidden('Plan review needs API access, which the free tier does not include.');
-  const parsed = parsePlan(plan);
+  // Off the event loop: a worker thread with a time and a memory limit (parse-pool.ts).
+  const parsed = await parsePlanOffThread(plan, limits);
   const review = await reviewParsedPlan(db, auth.tenant.id, parsed);
   review.plan_digest = `sha256:${createHash('sha256').update(plan).digest('hex')}`;
   await db.transaction().execute((tx) =>
