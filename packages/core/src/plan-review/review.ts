@@ -5,6 +5,7 @@ import { appendAudit } from '../audit/audit-log';
 import type { Auth } from '../context';
 import { Forbidden } from '../errors';
 import { allowsStarStar, CONDITIONS } from './conditions';
+import { failedPlanChecks } from './plan-checks';
 import {
   findDependents,
   findGroupsInUse,
@@ -668,6 +669,31 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
             : 'Privilege changes deserve a second reviewer; the live principals it affects are listed as citations when known.',
         citations: [planCite, ...liveCite],
       });
+    }
+
+    // ---- plan checks: Terraform's after-state, every type that carries the setting ----
+    if (!removes && change.action !== 'read') {
+      const failedBefore = new Set(failedPlanChecks(change.type, change.before).map((c) => c.checkId));
+      for (const c of failedPlanChecks(change.type, change.after)) {
+        // Already so before the plan, already an open finding, or already said above: not introduced here.
+        if (failedBefore.has(c.checkId) || open.some((f) => f.check_id === c.checkId)) continue;
+        if (introduces.some((x) => x.check_id === c.checkId && x.address === change.address)) continue;
+        introduces.push({
+          check_id: c.checkId,
+          title: c.title,
+          severity: c.severity,
+          address: change.address,
+          arn: live?.arn ?? null,
+        });
+        annotations.push({
+          risk: c.severity,
+          category: 'security',
+          address: change.address,
+          title: `Introduces: ${c.title}`,
+          detail: `As the plan leaves it, ${change.address} fails the plan check ${c.checkId} (Checkov ${c.checkov.join(', ')}).`,
+          citations: [planCite, ...liveCite],
+        });
+      }
     }
 
     if (
