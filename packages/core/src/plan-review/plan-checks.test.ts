@@ -55,7 +55,14 @@ const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, u
     'security.sg_ssh_open',
     'aws_security_group_rule',
     { type: 'ingress', cidr_blocks: ['0.0.0.0/0'], protocol: 'tcp', from_port: 22, to_port: 22 },
-    { type: 'ingress', cidr_blocks: ['0.0.0.0/0'], protocol: 'udp', from_port: 22, to_port: 22 },
+    {
+      type: 'ingress',
+      cidr_blocks: ['0.0.0.0/0'],
+      prefix_list_ids: ['pl-1'],
+      protocol: 'tcp',
+      from_port: 22,
+      to_port: 22,
+    },
   ],
   [
     'security.sg_ssh_open',
@@ -225,6 +232,12 @@ const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, u
     { policy: policy('ec2:*') },
     { policy: policy('ec2:*', 'arn:aws:ec2:us-east-1:1:instance/i-1') },
   ],
+  [
+    'security.iam_star_action',
+    'aws_iam_group_policy',
+    { policy: policy('*', 'arn:aws:s3:::b') },
+    { policy: policy('s3:List*', 'arn:aws:s3:::b') },
+  ],
   ['security.cloudtrail_logging_off', 'aws_cloudtrail', { enable_logging: false }, { enable_logging: true }],
   ['security.kms_rotation_off', 'aws_kms_key', { enable_key_rotation: false }, { enable_key_rotation: true }],
   [
@@ -255,5 +268,31 @@ describe('plan checks: a positive and a negative fixture for each', () => {
   it('all ports is not also reported as SSH; a service wildcard is not reported when "*" is', () => {
     expect(ids('aws_security_group', ingress({ protocol: '-1' }))).toEqual(['security.sg_all_ports_open']);
     expect(ids('aws_iam_policy', { policy: policy(['*', 's3:*']) })).toEqual(['security.iam_admin_star']);
+  });
+
+  it('a complete after-state (JSON, or a create): an attribute Terraform knows only after apply counts as not set, as Checkov reads it', () => {
+    const complete = { complete: true };
+    const both = (type: string, after: Record<string, unknown>) => [
+      failedPlanChecks(type, after).map((c) => c.checkId),
+      failedPlanChecks(type, after, complete).map((c) => c.checkId),
+    ];
+    expect(both('aws_ebs_volume', { size: 8 })).toEqual([[], ['security.ebs_unencrypted']]);
+    expect(both('aws_instance', { ami: 'ami-1' })).toEqual([
+      [],
+      ['security.ebs_unencrypted', 'security.ec2_imdsv1'],
+    ]);
+    expect(both('aws_db_instance', { engine: 'mysql' })).toEqual([[], ['security.rds_unencrypted']]);
+    expect(both('aws_kms_key', { description: 'k' })).toEqual([[], ['security.kms_rotation_off']]);
+    expect(
+      failedPlanChecks(
+        'aws_instance',
+        { root_block_device: [{ encrypted: true }], metadata_options: [{ http_tokens: 'required' }] },
+        complete,
+      ),
+    ).toEqual([]);
+    // A device made from a snapshot inherits its encryption (CKV_AWS_8).
+    expect(ids('aws_instance', { ebs_block_device: [{ encrypted: false, snapshot_id: 'snap-1' }] })).toEqual(
+      [],
+    );
   });
 });

@@ -20,7 +20,16 @@ export interface PlanCheck {
   severity: 'critical' | 'high' | 'medium' | 'low';
   /** What Checkov calls the same check (its ids), for the annotation's detail. */
   checkov: string[];
-  test(after: Values, type: string): boolean;
+  test(after: Values, type: string, ctx: PlanCheckContext): boolean;
+}
+
+export interface PlanCheckContext {
+  /**
+   * The after-state lists every attribute (a JSON plan, or a text plan's create): an attribute absent
+   * from it is one Terraform knows only after apply, which Checkov reads as not set. A text plan's
+   * update shows only what changes, so there an absent attribute says nothing.
+   */
+  complete: boolean;
 }
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
@@ -35,18 +44,29 @@ interface Ingress {
   protocol: string;
   from: number;
   to: number;
+  /** Limited to the group itself or to prefix lists: never the world. */
+  limited: boolean;
 }
 
-const WORLD = new Set(['0.0.0.0/0', '::/0']);
+const WORLD = new Set(['0.0.0.0/0', '::/0', '0000:0000:0000:0000:0000:0000:0000:0000/0']);
 
-/** Every ingress rule a resource declares, in one shape, whichever resource type declares it. */
+/**
+ * Every ingress rule a resource declares, in one shape, whichever resource type declares it. As
+ * Checkov's AbsSecurityGroupUnrestrictedIngress reads them: ports 0 to 0 stand for all ports.
+ */
 function ingressOf(after: Values, type: string): Ingress[] {
-  const rule = (r: Values, cidrs: string[], protocol: unknown): Ingress => ({
-    cidrs,
-    protocol: String(protocol ?? '').toLowerCase(),
-    from: Number(r.from_port ?? 0),
-    to: Number(r.to_port ?? 0),
-  });
+  const rule = (r: Values, cidrs: string[], protocol: unknown): Ingress => {
+    const from = Number(r.from_port ?? -1);
+    let to = Number(r.to_port ?? -1);
+    if (from === 0 && to === 0) to = 65535;
+    return {
+      cidrs,
+      protocol: String(protocol ?? '').toLowerCase(),
+      from,
+      to,
+      limited: r.self === true || strings(r.prefix_list_ids).length > 0 || !!r.prefix_list_id,
+    };
+  };
   switch (type) {
     case 'aws_security_group':
     case 'aws_default_security_group':
@@ -65,14 +85,12 @@ function ingressOf(after: Values, type: string): Ingress[] {
 }
 
 const ALL_PROTOCOLS = new Set(['-1', 'all']);
-const openToWorld = (r: Ingress) => r.cidrs.some((c) => WORLD.has(c));
-/** Every port: protocol -1 (all), or a TCP/UDP range from 0 (or -1) to 65535. */
+const openToWorld = (r: Ingress) => !r.limited && r.cidrs.some((c) => WORLD.has(c));
+/** Every port: protocol -1 (all), a range from 0 (or -1) to 65535, or Checkov's port -1 (CKV_AWS_277). */
 const allPorts = (r: Ingress) =>
-  ALL_PROTOCOLS.has(r.protocol) ||
-  (['tcp', '6', 'udp', '17'].includes(r.protocol) && r.from <= 0 && r.to >= 65535);
-/** The port is inside the rule's range (containment: 0-1024 admits 22), TCP or all protocols. */
-const coversPort = (port: number) => (r: Ingress) =>
-  ALL_PROTOCOLS.has(r.protocol) || (['tcp', '6'].includes(r.protocol) && r.from <= port && r.to >= port);
+  ALL_PROTOCOLS.has(r.protocol) || (r.from <= 0 && r.to >= 65535) || (r.from <= -1 && r.to >= -1);
+/** The port is inside the rule's range (containment: 0-1024 admits 22), whatever the protocol, as Checkov. */
+const coversPort = (port: number) => (r: Ingress) => r.from <= port && r.to >= port;
 
 const SG_TYPES = [
   'aws_security_group',
@@ -94,7 +112,7 @@ const adminPort = (port: number, name: string, checkId: string, checkov: string[
 
 // ---- S3 -------------------------------------------------------------------------------------
 
-const PUBLIC_ACLS = new Set(['public-read', 'public-read-write']);
+const PUBLIC_ACLS = new Set(['public-read', 'public-read-write', 'website', 'authenticated-read']);
 const ALL_USERS = /acs\.amazonaws\.com\/groups\/global\/(AllUsers|AuthenticatedUsers)$/;
 
 function parsePolicy(policy: unknown): Values | null {
@@ -110,7 +128,8 @@ function parsePolicy(policy: unknown): Values | null {
 }
 
 const statements = (policy: unknown): Values[] => records(parsePolicy(policy)?.Statement);
-const allows = (s: Values) => s.Effect === 'Allow';
+/** Effect Allow (Checkov reads a statement without an Effect as Allow). */
+const allows = (s: Values) => s.Effect === undefined || s.Effect === 'Allow';
 
 /** A statement any principal is granted, without a condition narrowing it (Principal "*" or {AWS: "*"}). */
 const anyPrincipal = (s: Values) => {
@@ -125,6 +144,9 @@ const wildcardOnStar = (services: boolean) => (s: Values) =>
   strings(s.Resource).includes('*') &&
   strings(s.Action).some((a) => a === '*' || (services && /^[A-Za-z0-9-]+:\*$/.test(a)));
 
+/** Action "*", on any resource (CKV_AWS_63). */
+const starAction = (s: Values) => allows(s) && strings(s.Action).includes('*');
+
 const POLICY_TYPES = ['aws_iam_policy', 'aws_iam_role_policy', 'aws_iam_user_policy', 'aws_iam_group_policy'];
 const policiesOf = (after: Values, type: string): unknown[] =>
   type === 'aws_iam_role'
@@ -133,7 +155,8 @@ const policiesOf = (after: Values, type: string): unknown[] =>
       ? [after.policy]
       : [];
 
-const falseIn = (v: unknown, key: string) => records(v).some((x) => x[key] === false);
+/** A block device not encrypted and not made from a snapshot (whose encryption it inherits). */
+const unencryptedIn = (v: unknown) => records(v).some((x) => x.encrypted === false && !x.snapshot_id);
 
 export const PLAN_CHECKS: PlanCheck[] = [
   {
@@ -202,7 +225,8 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'Database storage not encrypted',
     severity: 'medium',
     checkov: ['CKV_AWS_16', 'CKV_AWS_96'],
-    test: (after) => after.storage_encrypted === false,
+    test: (after, _type, ctx) =>
+      after.storage_encrypted === false || (ctx.complete && after.storage_encrypted !== true),
   },
   {
     checkId: 'security.ebs_unencrypted',
@@ -218,12 +242,15 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'Block storage not encrypted',
     severity: 'medium',
     checkov: ['CKV_AWS_3', 'CKV_AWS_8', 'CKV_AWS_106'],
-    test: (after, type) => {
+    test: (after, type, ctx) => {
       if (type === 'aws_ebs_encryption_by_default') return after.enabled === false;
-      if (type === 'aws_ebs_volume' || type === 'aws_ebs_snapshot_copy') return after.encrypted === false;
+      if (type === 'aws_ebs_volume' || type === 'aws_ebs_snapshot_copy')
+        return after.encrypted === false || (ctx.complete && after.encrypted !== true);
       if (type === 'aws_launch_template')
-        return records(after.block_device_mappings).some((m) => falseIn(m.ebs, 'encrypted'));
-      return falseIn(after.root_block_device, 'encrypted') || falseIn(after.ebs_block_device, 'encrypted');
+        return records(after.block_device_mappings).some((m) => unencryptedIn(m.ebs));
+      // CKV_AWS_8: no root device in the after-state fails too (its encryption is the default's).
+      if (ctx.complete && !records(after.root_block_device).length) return true;
+      return unencryptedIn(after.root_block_device) || unencryptedIn(after.ebs_block_device);
     },
   },
   {
@@ -242,12 +269,14 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'Instance metadata allows IMDSv1',
     severity: 'medium',
     checkov: ['CKV_AWS_79'],
-    // Only what the plan says: tokens known and not required (an unknown block is not guessed at).
-    test: (after) =>
-      records(after.metadata_options).some(
-        (m) =>
-          m.http_endpoint !== 'disabled' && typeof m.http_tokens === 'string' && m.http_tokens !== 'required',
-      ),
+    // CKV_AWS_79: no metadata options fails (the default allows IMDSv1), endpoint disabled passes.
+    test: (after, _type, ctx) => {
+      const m = records(after.metadata_options)[0];
+      if (!m) return ctx.complete;
+      return (
+        m.http_endpoint !== 'disabled' && m.http_tokens !== 'required' && (ctx.complete || 'http_tokens' in m)
+      );
+    },
   },
   {
     checkId: 'security.iam_admin_star',
@@ -271,6 +300,18 @@ export const PLAN_CHECKS: PlanCheck[] = [
       ),
   },
   {
+    checkId: 'security.iam_star_action',
+    domain: 'security',
+    types: [...POLICY_TYPES, 'aws_iam_role'],
+    title: 'Policy allows every action ("*") on some resources',
+    severity: 'high',
+    checkov: ['CKV_AWS_63'],
+    test: (after, type) =>
+      policiesOf(after, type).some(
+        (p) => statements(p).some(starAction) && !statements(p).some(wildcardOnStar(false)),
+      ),
+  },
+  {
     checkId: 'security.cloudtrail_logging_off',
     domain: 'security',
     types: ['aws_cloudtrail'],
@@ -286,16 +327,20 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'KMS key without automatic rotation',
     severity: 'medium',
     checkov: ['CKV_AWS_7'],
-    // Rotation applies to symmetric encryption keys only.
-    test: (after) =>
+    // Rotation applies to symmetric and HMAC keys only (as Checkov reads it).
+    test: (after, _type, ctx) =>
       after.enable_key_rotation !== true &&
-      'enable_key_rotation' in after &&
-      String(after.customer_master_key_spec ?? 'SYMMETRIC_DEFAULT') === 'SYMMETRIC_DEFAULT',
+      (ctx.complete || 'enable_key_rotation' in after) &&
+      /SYMMETRIC_DEFAULT|HMAC/.test(String(after.customer_master_key_spec ?? 'SYMMETRIC_DEFAULT')),
   },
 ];
 
 /** The plan checks a resource's after-state fails. */
-export function failedPlanChecks(type: string, after: Values | null): PlanCheck[] {
+export function failedPlanChecks(
+  type: string,
+  after: Values | null,
+  ctx: PlanCheckContext = { complete: false },
+): PlanCheck[] {
   if (!after) return [];
-  return PLAN_CHECKS.filter((c) => c.types.includes(type) && c.test(after, type));
+  return PLAN_CHECKS.filter((c) => c.types.includes(type) && c.test(after, type, ctx));
 }

@@ -673,8 +673,13 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
 
     // ---- plan checks: Terraform's after-state, every type that carries the setting ----
     if (!removes && change.action !== 'read') {
-      const failedBefore = new Set(failedPlanChecks(change.type, change.before).map((c) => c.checkId));
-      for (const c of failedPlanChecks(change.type, change.after)) {
+      const complete = { complete: parsed.format === 'json' || change.action === 'create' };
+      const failedBefore = new Set(
+        failedPlanChecks(change.type, change.before, { complete: parsed.format === 'json' }).map(
+          (c) => c.checkId,
+        ),
+      );
+      for (const c of failedPlanChecks(change.type, change.after, complete)) {
         // Already so before the plan, already an open finding, or already said above: not introduced here.
         if (failedBefore.has(c.checkId) || open.some((f) => f.check_id === c.checkId)) continue;
         if (introduces.some((x) => x.check_id === c.checkId && x.address === change.address)) continue;
