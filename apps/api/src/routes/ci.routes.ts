@@ -17,6 +17,8 @@ export const postPlanReview = defineRoute({
   tags: ['ci'],
   body: PlanReviewBody,
   bodyLimit: (config) => config.PLAN_REVIEW_BODY_LIMIT_BYTES,
+  // A plan is never stored, and UTF-16 read as bytes has a NUL after each character (parse.ts recovers it).
+  bodyMayHoldNul: true,
   responses: { 200: PlanReviewResult },
   errors: [400, 413, 415, 422],
   handler: ({ deps, auth, body }) =>
