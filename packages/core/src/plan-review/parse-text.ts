@@ -106,8 +106,24 @@ export function cleanLines(text: string): string[] {
   return lines;
 }
 
-const HEADER =
-  /^\s*# (.+?) (will be created|will be destroyed|will be updated in-place|must be replaced|is tainted, so must be replaced|will be replaced, as requested|will be replaced due to changes in replace_triggered_by|will be read during apply|will be imported|will no longer be managed by Terraform(?:, but will not be destroyed)?|has moved to (.+)|has changed|has been changed|has been deleted)$/;
+/** The phrases that end a resource header, each after a space (`has moved to …` is read apart). */
+const HEADER_PHRASES = [
+  'will be created',
+  'will be destroyed',
+  'will be updated in-place',
+  'must be replaced',
+  'is tainted, so must be replaced',
+  'will be replaced, as requested',
+  'will be replaced due to changes in replace_triggered_by',
+  'will be read during apply',
+  'will be imported',
+  'will no longer be managed by Terraform',
+  'will no longer be managed by Terraform, but will not be destroyed',
+  'has changed',
+  'has been changed',
+  'has been deleted',
+];
+const MOVED = ' has moved to ';
 const NOTE = /^\s*# \((.*)\)$/;
 const SUMMARY =
   /^\s*Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, (\d+) to forget)?\.?/;
@@ -125,17 +141,43 @@ interface Header {
   line: number;
 }
 
+/**
+ * A resource header, as /^\s*# (.+?) (will be created|…|has moved to (.+)|…)$/ reads it: the address
+ * ends at the first place where a phrase ends the line, or where ` has moved to ` starts. That
+ * expression tried the phrases from every character and rescanned the rest of the line for `(.+)$`
+ * from every ` has moved to `: quadratic on a line of them that could not end (issue 24).
+ */
 function readHeader(line: string, index: number): Header | null {
-  const m = HEADER.exec(line);
-  if (!m) return null;
-  let address = m[1]!;
+  const s = skipSpace(line, 0, line.length);
+  if (!line.startsWith('# ', s)) return null;
+  const body = s + 2;
+  // `.` matches neither U+2028 nor U+2029, and `$` only the end: a header holds none after `# `.
+  if (lastSeparator(line) >= body) return null;
+  let at = -1;
+  let phrase = '';
+  for (const p of HEADER_PHRASES) {
+    const k = line.length - p.length - 1;
+    if (k > body && (at < 0 || k < at) && line.charCodeAt(k) === 32 && line.endsWith(p)) {
+      at = k;
+      phrase = p;
+    }
+  }
+  let movedTo: string | null = null;
+  const moved = line.indexOf(MOVED, body + 1);
+  if (moved >= 0 && moved + MOVED.length < line.length && (at < 0 || moved < at)) {
+    at = moved;
+    movedTo = line.slice(moved + MOVED.length);
+    phrase = `has moved to ${movedTo}`;
+  }
+  if (at < 0) return null;
+  let address = line.slice(body, at);
   let deposed: string | null = null;
   const d = address.endsWith(')') ? DEPOSED.exec(address) : null;
   if (d) {
     address = d[1]!;
     deposed = d[2]!;
   }
-  return { address, phrase: m[2]!, movedTo: m[3] ?? null, deposed, line: index };
+  return { address, phrase, movedTo, deposed, line: index };
 }
 
 const PHRASE_ACTION: Record<string, { action: PlanAction; reason: string | null }> = {

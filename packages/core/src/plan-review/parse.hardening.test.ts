@@ -43,6 +43,12 @@ describe('the crafted plans of issue 24 answer within a second', () => {
   });
 });
 
+describe('found by the generated cases', () => {
+  it('a header of 20,000 " has moved to" that a U+2028 keeps from ending', () => {
+    expect(timeParse(`  # a${' has moved to a'.repeat(18_000)}\u2028x will be created\n`)).toBeLessThan(1000);
+  });
+});
+
 describe('time per byte is bounded over generated pathological plans', () => {
   it(`each of ${ALL_CASES.length} generated cases at 100,000 characters parses within a second`, () => {
     const slow: string[] = [];

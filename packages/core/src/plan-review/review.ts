@@ -644,7 +644,7 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
           ? v.some((x) => allowsStarStar((x as Record<string, unknown>)?.policy))
           : allowsStarStar(v);
       });
-      const attachAdmin = /AdministratorAccess$/.test(String(values.policy_arn ?? ''));
+      const attachAdmin = String(values.policy_arn ?? '').endsWith('AdministratorAccess');
       if (star || attachAdmin) {
         introduces.push({
           check_id: 'security.iam_admin_star',

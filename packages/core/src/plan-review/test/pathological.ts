@@ -48,6 +48,7 @@ const contexts: Array<[string, (run: string) => string]> = [
   ['line-x', (r) => `${r}x\n${HEAD}  }\n`],
   ['header', (r) => `  # a${r} will be created\n  + resource "a" "b" {\n  }\n`],
   ['header-x', (r) => `  # a${r}x\n`],
+  ['header-separator', (r) => `  # a${r}\u2028x will be created\n`],
   ['after-header', (r) => `  # a.b will be created\n${r}x\n`],
   ['body-key', (r) => `${HEAD}      + a${r}x = 1\n  }\n`],
   ['body-value', (r) => `${HEAD}      + a = ${r}x\n  }\n`],
