@@ -19,6 +19,8 @@ export const ENTRIES = {
   'apps/scheduler/src/main.ts': 'apps/scheduler/dist/main.js',
   'apps/admin/src/main.ts': 'apps/admin/dist/main.js',
   'packages/db/src/migrate.cli.ts': 'packages/db/dist/migrate.cli.js',
+  // The plan parser's worker thread (packages/core/src/plan-review/parse-pool.ts loads it by this path).
+  'packages/core/src/plan-review/parse.worker.ts': 'packages/core/dist/parse.worker.js',
 };
 
 /** The compiled output of a source entry (as given to scripts/run.mjs), or undefined. */

@@ -9,6 +9,7 @@ export const DRILLS: Array<{ name: string; load: () => Promise<{ drill: Drill }>
   { name: 'reattach', load: () => import('../reattach') },
   { name: 'restarts', load: () => import('../restarts') },
   { name: 'hostile', load: () => import('../hostile') },
+  { name: 'plan-parsers', load: () => import('../plan-parsers') },
   { name: 'isolation', load: () => import('../isolation') },
   { name: 'revocation', load: () => import('../revocation') },
   { name: 'budget', load: () => import('../budget') },

@@ -31,7 +31,7 @@ const env = (extra: Record<string, string> = {}) => ({
   OPSI_URL: base(),
   ...extra,
 });
-const opsi = (args: string[], extra: Record<string, string> = {}, stdin?: string) =>
+const opsi = (args: string[], extra: Record<string, string> = {}, stdin?: string | Buffer) =>
   runCli(args, env(extra), stdin);
 
 const until = <T>(what: string, probe: () => Promise<T | undefined>, boundMs = 120_000) =>
@@ -564,6 +564,25 @@ describe('commands whose endpoints are built on other branches', () => {
     );
     expect(piped.json.overall_risk).toBe(api.body.overall_risk);
     expect((await opsi(['plan-review', plan], { OPSI_TOKEN: readToken })).code).toBe(3); // revoked above
+  });
+
+  it('plan-review: a UTF-16 LE plan with a BOM (PowerShell `>`), from a file and from stdin', async () => {
+    const plan = await readFile(join(REPO_ROOT, 'docs/examples/demo-plan.txt'), 'utf8');
+    const file = join(configDir, 'plan-utf16.txt');
+    const utf16 = Buffer.concat([
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from(plan.replace(/\n/g, '\r\n'), 'utf16le'),
+    ]);
+    await writeFile(file, utf16);
+    const api = await call(base(), 'POST', '/api/v1/plan-review', { token, body: { plan } });
+    const fromFile = await opsi(['plan-review', file, '--json', '--fail-on', 'never']);
+    expect(fromFile.code, fromFile.stderr).toBe(0);
+    expect(fromFile.json.annotations.map((a: { address: string }) => a.address)).toEqual(
+      api.body.annotations.map((a: { address: string }) => a.address),
+    );
+    const piped = await opsi(['plan-review', '-', '--json', '--fail-on', 'never'], {}, utf16);
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.json.overall_risk).toBe(api.body.overall_risk);
   });
 
   it('report: the latest morning report once one is generated; --json equal to the API', async () => {

@@ -17,7 +17,7 @@ export interface CliRun {
 export function startCli(
   args: string[],
   env: Record<string, string | undefined> = {},
-  stdin?: string,
+  stdin?: string | Buffer,
 ): CliRun {
   const base = childEnv({});
   for (const key of ['OPSI_URL', 'OPSI_TOKEN', 'OPSI_CONFIG_DIR', 'FORCE_COLOR']) delete base[key];
@@ -40,7 +40,11 @@ export function startCli(
 }
 
 /** Runs `opsi` to its end; with --json among the args, `json` is the last line parsed. */
-export async function runCli(args: string[], env: Record<string, string | undefined> = {}, stdin?: string) {
+export async function runCli(
+  args: string[],
+  env: Record<string, string | undefined> = {},
+  stdin?: string | Buffer,
+) {
   const result = await startCli(args, env, stdin).done;
   let json: any;
   try {

@@ -455,3 +455,45 @@ describe('the CI script of docs/ci.md', () => {
     expect(refused.stderr).toMatch(/HTTP 403/);
   });
 });
+
+describe('hostile plans (issue 24): answered fast, off the event loop', () => {
+  const HEAD =
+    'Terraform will perform the following actions:\n\n  # aws_s3_bucket.b will be created\n  + resource "aws_s3_bucket" "b" {\n';
+  const crafted = [
+    `  # aws_s3_bucket.b will be created\n${' '.repeat(200_000)}x\n`,
+    `${HEAD}${'\x1b]'.repeat(30_000)}\n  }\n`, // 210 KB as JSON, under the test's body limit
+    `${HEAD}      + a = <<EOT\n  x\nEOT -> a${' '.repeat(200_000)}x\n  }\n`,
+    `${HEAD}${'      + a {\n'.repeat(20_000)}`,
+  ];
+
+  it('each crafted plan is answered within a second (a review or a 400 naming the cap)', async () => {
+    await review({ plan: DEMO_PLAN }); // the parser's thread is up
+    for (const plan of crafted) {
+      const started = performance.now();
+      const res = await review({ plan });
+      expect(performance.now() - started).toBeLessThan(1000);
+      expect([200, 400]).toContain(res.status);
+    }
+    const deep = await review({ plan: crafted[3] });
+    expect(deep.body).toEqual({ detail: expect.stringMatching(/cap of 64 levels/) });
+  });
+
+  it('/healthz stays under 50 ms (median of the probes made while they are parsed)', async () => {
+    const probes: number[] = [];
+    let parsing = true;
+    const prober = (async () => {
+      while (parsing) {
+        const started = performance.now();
+        await call(url, 'GET', '/healthz');
+        probes.push(performance.now() - started);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    })();
+    for (let round = 0; round < 3; round++) await Promise.all(crafted.map((plan) => review({ plan })));
+    parsing = false;
+    await prober;
+    probes.sort((x, y) => x - y);
+    expect(probes.length).toBeGreaterThan(3);
+    expect(probes[Math.floor(probes.length / 2)]).toBeLessThan(50);
+  });
+});

@@ -1,3 +1,4 @@
+import { closeParsePools } from '@opsi/core';
 import { consoleAssets } from './console/bundle';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,7 +40,8 @@ export async function startApi(deps: ApiDeps): Promise<RunningApi> {
         const timer = setTimeout(() => server.closeAllConnections(), graceMs).unref();
         server.close(() => {
           clearTimeout(timer);
-          resolve();
+          // The plan parser's threads (started by the first plan review) go with the server.
+          closeParsePools().then(resolve, resolve);
         });
         server.closeIdleConnections();
       });

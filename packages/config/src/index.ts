@@ -43,6 +43,10 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(10 * 1024 * 1024),
+  /** Time one plan parse may take on its worker thread (past it: 422). */
+  PLAN_PARSE_TIMEOUT_MS: z.coerce.number().int().min(100).default(10_000),
+  /** Heap of the plan parser's worker thread, MB (past it: 413). */
+  PLAN_PARSE_MEMORY_MB: z.coerce.number().int().min(32).default(512),
   TRUST_PROXY: bool.default(false),
   METRICS_TOKEN: z.string().min(16).optional(),
   REVISION: z.string().min(1).optional(),

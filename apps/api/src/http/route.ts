@@ -62,6 +62,12 @@ export interface RouteSpec<
   /** The largest body this route reads, when it is not BODY_LIMIT_BYTES (plans are larger than most bodies). */
   bodyLimit?: (config: ApiDeps['config']) => number;
   /**
+   * Body strings may hold NUL characters, which other routes refuse because Postgres cannot store
+   * them: for a body that is read and never stored (a plan to review, where UTF-16 read as bytes puts
+   * a NUL after each character).
+   */
+  bodyMayHoldNul?: boolean;
+  /**
    * Body encodings accepted; JSON unless a route also takes an HTML form post, or Amazon SNS's JSON sent
    * as `text/plain` with an `x-amz-sns-message-type` header (`sns`).
    */

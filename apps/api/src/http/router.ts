@@ -27,12 +27,13 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  * body nests (no schema here takes more than a few levels). Walks without recursion: a hostile body
  * nests thousands deep.
  */
-function assertStorableInput(value: unknown, where: string) {
+function assertStorableInput(value: unknown, where: string, nulAllowed = false) {
   const stack: Array<{ value: unknown; path: string; depth: number }> = [{ value, path: where, depth: 0 }];
   while (stack.length) {
     const { value: v, path, depth } = stack.pop()!;
     if (typeof v === 'string') {
-      if (v.includes('\u0000')) throw new BadRequest(`${path}: must not contain a NUL character (U+0000).`);
+      if (!nulAllowed && v.includes('\u0000'))
+        throw new BadRequest(`${path}: must not contain a NUL character (U+0000).`);
       if (LONE_SURROGATE.test(v)) throw new BadRequest(`${path}: is not valid Unicode (a lone surrogate).`);
       continue;
     }
@@ -161,7 +162,7 @@ export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
       );
       assertStorableInput(ctx.params, 'path');
       assertStorableInput(ctx.query, 'query');
-      assertStorableInput(rawBody, 'body');
+      assertStorableInput(rawBody, 'body', route.bodyMayHoldNul === true);
       if (auth) assertOwnTenant(ctx, auth, rawBody);
       const params = parsePart(route.params, ctx.params, 'path', 404);
       const query = parsePart(route.query, ctx.query, 'query', 400);

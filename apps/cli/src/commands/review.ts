@@ -6,17 +6,28 @@ import { severity } from '../format';
 
 export const RISKS: Risk[] = ['low', 'medium', 'high', 'critical'];
 
+/**
+ * A plan file's bytes as text, whatever wrote them: UTF-16 LE or BE with a byte-order mark
+ * (PowerShell's `terraform plan > plan.txt`; read as UTF-8 it became a NUL after each character),
+ * UTF-8 with or without one.
+ */
+export function decodePlanBytes(bytes: Buffer): string {
+  if (bytes[0] === 0xff && bytes[1] === 0xfe) return new TextDecoder('utf-16le').decode(bytes.subarray(2));
+  if (bytes[0] === 0xfe && bytes[1] === 0xff) return new TextDecoder('utf-16be').decode(bytes.subarray(2));
+  return new TextDecoder('utf-8', { ignoreBOM: false }).decode(bytes);
+}
+
 async function readAll(source: string): Promise<string> {
   if (source !== '-') {
     try {
-      return await readFile(source, 'utf8');
+      return decodePlanBytes(await readFile(source));
     } catch (e) {
       throw new CliError(`cannot read ${source}: ${(e as Error).message}`, EXIT.usage);
     }
   }
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  return decodePlanBytes(Buffer.concat(chunks));
 }
 
 /**

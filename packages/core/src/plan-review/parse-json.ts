@@ -1,29 +1,69 @@
+import { PLAN_LIMITS } from './limits';
 import { addressParts, type ParsedPlan, type Path, type PlanAction, type PlanResourceChange } from './plan';
 
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json => !!v && typeof v === 'object' && !Array.isArray(v);
 
-/** Paths whose leaf in a `true`-marked tree (after_unknown, after_sensitive) is true. */
-function truePaths(tree: unknown, path: Path = [], out: Path[] = []): Path[] {
-  if (tree === true) out.push(path);
-  else if (Array.isArray(tree)) tree.forEach((v, i) => truePaths(v, [...path, i], out));
-  else if (isRecord(tree)) for (const [k, v] of Object.entries(tree)) truePaths(v, [...path, k], out);
+/** How many path elements the unknown and sensitive lists of the plan being read may still take. */
+let pathBudget = 0;
+
+/**
+ * Paths whose leaf in a `true`-marked tree (after_unknown, after_sensitive) is true. One key chain is
+ * kept as a stack and copied at a true leaf only, and the copies share PLAN_LIMITS.pathElements for
+ * the whole plan: the earlier version copied the chain at every node, so a 56 KB after_unknown nested
+ * 1,000 deep took 132 MB (issue 24). The depth is capped before parsing (checkJsonDepth).
+ */
+function truePaths(tree: unknown): Path[] {
+  const out: Path[] = [];
+  const path: Path = [];
+  const walk = (node: unknown) => {
+    if (node === true) {
+      if (pathBudget < path.length) return;
+      pathBudget -= Math.max(1, path.length);
+      out.push(path.slice());
+    } else if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        path.push(i);
+        walk(node[i]);
+        path.pop();
+      }
+    } else if (isRecord(node)) {
+      for (const k of Object.keys(node)) {
+        path.push(k);
+        walk(node[k]);
+        path.pop();
+      }
+    }
+  };
+  walk(tree);
   return out;
 }
 
-/** The value with the given paths taken out (sensitive values never travel further than here). */
-function without(value: unknown, paths: Path[]): unknown {
-  if (!paths.length || value === null || typeof value !== 'object') return value;
-  const copy: unknown = structuredClone(value);
-  for (const p of paths) {
-    if (!p.length) return null;
-    let node: unknown = copy;
-    for (const k of p.slice(0, -1))
-      node = isRecord(node) || Array.isArray(node) ? (node as Json)[k as string] : undefined;
-    const last = p[p.length - 1]!;
-    if (Array.isArray(node) && typeof last === 'number') node[last] = null;
-    else if (isRecord(node)) delete node[last as string];
+const REMOVE = Symbol('remove');
+
+/** `value` (a copy of it) with what the `true` leaves of `marks` mark taken out: an element of a list becomes null, a key goes. */
+function redactInPlace(value: unknown, marks: unknown): unknown {
+  if (marks === true) return REMOVE;
+  if (Array.isArray(marks) && Array.isArray(value)) {
+    for (let i = 0; i < marks.length && i < value.length; i++)
+      if (redactInPlace(value[i], marks[i]) === REMOVE) value[i] = null;
+  } else if (isRecord(marks) && isRecord(value)) {
+    for (const k of Object.keys(marks))
+      if (k in value && redactInPlace(value[k], marks[k]) === REMOVE) delete value[k];
   }
+  return value;
+}
+
+/** The value with the sensitive parts taken out (sensitive values never travel further than here). */
+function without(value: unknown, ...marks: unknown[]): unknown {
+  if (
+    value === null ||
+    typeof value !== 'object' ||
+    !marks.some((m) => m === true || (m && typeof m === 'object'))
+  )
+    return value;
+  let copy: unknown = structuredClone(value);
+  for (const m of marks) if (redactInPlace(copy, m) === REMOVE) copy = null;
   return copy;
 }
 
@@ -63,17 +103,29 @@ const REASONS: Record<string, string> = {
   read_because_dependency_pending: 'read_because_dependency_pending',
 };
 
-/** True when the document is a plan as `terraform show -json <planfile>` prints it. */
+/**
+ * True when the document is a plan as `terraform show -json <planfile>` prints it, or such a plan
+ * trimmed to its `resource_changes` (tools that pass plans around keep only those): then each
+ * change must have its address and change.
+ */
 export function isJsonPlan(doc: unknown): doc is Json {
-  return (
-    isRecord(doc) &&
+  if (!isRecord(doc)) return false;
+  if (
     typeof doc.format_version === 'string' &&
     (Array.isArray(doc.resource_changes) || isRecord(doc.planned_values) || Array.isArray(doc.resource_drift))
+  )
+    return true;
+  const rcs = doc.resource_changes;
+  return (
+    Array.isArray(rcs) &&
+    rcs.length > 0 &&
+    rcs.every((rc) => isRecord(rc) && typeof rc.address === 'string' && isRecord(rc.change))
   );
 }
 
 /** Reads `terraform show -json <planfile>` into the plan model. */
 export function parsePlanJson(doc: Json): ParsedPlan {
+  pathBudget = PLAN_LIMITS.pathElements;
   const changes: PlanResourceChange[] = [];
   const rcs = Array.isArray(doc.resource_changes) ? doc.resource_changes : [];
   rcs.forEach((rc, index) => {
@@ -110,11 +162,11 @@ export function parsePlanJson(doc: Json): ParsedPlan {
       before:
         action === 'create' || action === 'read' || !isRecord(ch.before)
           ? null
-          : (without(ch.before, uniqueSensitive) as Json),
+          : (without(ch.before, ch.before_sensitive, ch.after_sensitive) as Json),
       after:
         action === 'delete' || action === 'forget' || !isRecord(ch.after)
           ? null
-          : (without(ch.after, uniqueSensitive) as Json),
+          : (without(ch.after, ch.before_sensitive, ch.after_sensitive) as Json),
       afterUnknown: truePaths(ch.after_unknown),
       sensitive: uniqueSensitive,
       source: { kind: 'json', pointer: `/resource_changes/${index}` },
@@ -128,14 +180,18 @@ export function parsePlanJson(doc: Json): ParsedPlan {
     const actions = Array.isArray(ch.actions) ? ch.actions.map(String) : [];
     const deleted = actions.includes('delete');
     const parts = addressParts(rd.address);
-    const sensitive = [...truePaths(ch.before_sensitive), ...truePaths(ch.after_sensitive)];
     drift.push({
       address: rd.address,
       type: parts.type,
       name: parts.name,
       change: deleted ? 'delete' : 'update',
-      before: isRecord(ch.before) ? (without(ch.before, sensitive) as Json) : null,
-      after: deleted || !isRecord(ch.after) ? null : (without(ch.after, sensitive) as Json),
+      before: isRecord(ch.before)
+        ? (without(ch.before, ch.before_sensitive, ch.after_sensitive) as Json)
+        : null,
+      after:
+        deleted || !isRecord(ch.after)
+          ? null
+          : (without(ch.after, ch.before_sensitive, ch.after_sensitive) as Json),
       source: { kind: 'json', pointer: `/resource_drift/${index}` },
     });
   });

@@ -7,6 +7,7 @@ import {
   type PlanResourceChange,
   type PlanSummaryLine,
 } from './plan';
+import { PLAN_LIMITS, tooDeep } from './limits';
 
 /*
  * The `terraform plan` text parser, written here by hand. We looked for a maintained library on npm:
@@ -35,8 +36,43 @@ const UNKNOWN = Symbol('known after apply');
 const SENSITIVE = Symbol('sensitive');
 const ABSENT = undefined;
 
-// eslint-disable-next-line no-control-regex -- ANSI escapes are control characters by definition
-const ANSI = /\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g;
+/**
+ * The line without ANSI escapes, as `line.replace(/\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07/g, '')`
+ * would give it, in one pass: that expression looks for a BEL from every `ESC ]` again, so a line of
+ * `ESC ]` without a BEL took time quadratic in its length (issue 24). Here the next BEL is found
+ * once and reused until the scan passes it.
+ */
+function stripAnsi(line: string): string {
+  let out = '';
+  let from = 0; // the start of the text not yet copied
+  let bel = -2; // the next BEL at or after the scan (-1: none; -2: not looked for yet)
+  let i = line.indexOf('\x1b');
+  while (i >= 0) {
+    const next = line.charCodeAt(i + 1);
+    let end = -1; // the index after the escape, when one starts at i
+    if (next === 91 /* [ */) {
+      let k = i + 2;
+      for (
+        let c = line.charCodeAt(k);
+        (c >= 48 && c <= 57) || c === 59 || c === 63;
+        c = line.charCodeAt(++k)
+      );
+      const c = line.charCodeAt(k);
+      if ((c >= 65 && c <= 90) || (c >= 97 && c <= 122)) end = k + 1;
+    } else if (next === 93 /* ] */) {
+      if (bel === -2 || (bel >= 0 && bel < i)) bel = line.indexOf('\x07', i + 2);
+      if (bel >= 0) end = bel + 1;
+    }
+    if (end < 0) {
+      i = line.indexOf('\x1b', i + 1);
+      continue;
+    }
+    out += line.slice(from, i);
+    from = end;
+    i = line.indexOf('\x1b', end);
+  }
+  return from === 0 ? line : out + line.slice(from);
+}
 /** GitHub Actions raw logs, `2024-05-01T12:00:00.1234567Z `; GitLab's section markers. */
 const CI_PREFIXES = [
   /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?/,
@@ -55,7 +91,7 @@ export function cleanLines(text: string): string[] {
   const returns = text.includes('\r');
   for (let k = 0; k < lines.length; k++) {
     let line = lines[k]!;
-    if (colours && line.includes('\x1b')) line = line.replace(ANSI, '');
+    if (colours && line.includes('\x1b')) line = stripAnsi(line);
     if (returns) {
       const cr = line.lastIndexOf('\r', line.length - 2);
       if (cr >= 0) line = line.slice(cr + 1);
@@ -70,9 +106,24 @@ export function cleanLines(text: string): string[] {
   return lines;
 }
 
-const HEADER =
-  /^\s*# (.+?) (will be created|will be destroyed|will be updated in-place|must be replaced|is tainted, so must be replaced|will be replaced, as requested|will be replaced due to changes in replace_triggered_by|will be read during apply|will be imported|will no longer be managed by Terraform(?:, but will not be destroyed)?|has moved to (.+)|has changed|has been changed|has been deleted)$/;
-const BLOCK_OPEN = /^\s*(-\/\+|\+\/-|<=|[+~.-])?\s*(resource|data) "([^"]+)" "([^"]+)" \{(.*)$/;
+/** The phrases that end a resource header, each after a space (`has moved to …` is read apart). */
+const HEADER_PHRASES = [
+  'will be created',
+  'will be destroyed',
+  'will be updated in-place',
+  'must be replaced',
+  'is tainted, so must be replaced',
+  'will be replaced, as requested',
+  'will be replaced due to changes in replace_triggered_by',
+  'will be read during apply',
+  'will be imported',
+  'will no longer be managed by Terraform',
+  'will no longer be managed by Terraform, but will not be destroyed',
+  'has changed',
+  'has been changed',
+  'has been deleted',
+];
+const MOVED = ' has moved to ';
 const NOTE = /^\s*# \((.*)\)$/;
 const SUMMARY =
   /^\s*Plan: (?:(\d+) to import, )?(\d+) to add, (\d+) to change, (\d+) to destroy(?:, (\d+) to forget)?\.?/;
@@ -90,17 +141,43 @@ interface Header {
   line: number;
 }
 
+/**
+ * A resource header, as /^\s*# (.+?) (will be created|…|has moved to (.+)|…)$/ reads it: the address
+ * ends at the first place where a phrase ends the line, or where ` has moved to ` starts. That
+ * expression tried the phrases from every character and rescanned the rest of the line for `(.+)$`
+ * from every ` has moved to `: quadratic on a line of them that could not end (issue 24).
+ */
 function readHeader(line: string, index: number): Header | null {
-  const m = HEADER.exec(line);
-  if (!m) return null;
-  let address = m[1]!;
+  const s = skipSpace(line, 0, line.length);
+  if (!line.startsWith('# ', s)) return null;
+  const body = s + 2;
+  // `.` matches neither U+2028 nor U+2029, and `$` only the end: a header holds none after `# `.
+  if (lastSeparator(line) >= body) return null;
+  let at = -1;
+  let phrase = '';
+  for (const p of HEADER_PHRASES) {
+    const k = line.length - p.length - 1;
+    if (k > body && (at < 0 || k < at) && line.charCodeAt(k) === 32 && line.endsWith(p)) {
+      at = k;
+      phrase = p;
+    }
+  }
+  let movedTo: string | null = null;
+  const moved = line.indexOf(MOVED, body + 1);
+  if (moved >= 0 && moved + MOVED.length < line.length && (at < 0 || moved < at)) {
+    at = moved;
+    movedTo = line.slice(moved + MOVED.length);
+    phrase = `has moved to ${movedTo}`;
+  }
+  if (at < 0) return null;
+  let address = line.slice(body, at);
   let deposed: string | null = null;
   const d = address.endsWith(')') ? DEPOSED.exec(address) : null;
   if (d) {
     address = d[1]!;
     deposed = d[2]!;
   }
-  return { address, phrase: m[2]!, movedTo: m[3] ?? null, deposed, line: index };
+  return { address, phrase, movedTo, deposed, line: index };
 }
 
 const PHRASE_ACTION: Record<string, { action: PlanAction; reason: string | null }> = {
@@ -198,6 +275,40 @@ function dotsToEnd(s: string, pos: number, end: number): boolean {
     if (c === 0x2028 || c === 0x2029) return false;
   }
   return true;
+}
+
+/**
+ * A resource block's opening line, as /^\s*(-\/\+|\+\/-|<=|[+~.-])?\s*(resource|data) "([^"]+)" "([^"]+)" \{(.*)$/
+ * reads it: answers the action symbol ('' when none) and the text after the brace, or null. The
+ * expression's two `\s*` around an optional symbol backtracked over each other, quadratic on a long
+ * run of spaces (issue 24); this scans the line once.
+ */
+function readBlockOpen(line: string): { sym: string; rest: string } | null {
+  const end = line.length;
+  let k = skipSpace(line, 0, end);
+  let sym = '';
+  for (const candidate of ['-/+', '+/-', '<=', '+', '~', '.', '-']) {
+    if (line.startsWith(candidate, k)) {
+      sym = candidate;
+      break;
+    }
+  }
+  k = skipSpace(line, k + sym.length, end);
+  if (line.startsWith('resource "', k)) k += 10;
+  else if (line.startsWith('data "', k)) k += 6;
+  else return null;
+  for (let part = 0; part < 2; part++) {
+    const close = line.indexOf('"', k);
+    if (close <= k) return null;
+    k = close + 1;
+    if (part === 0) {
+      if (!line.startsWith(' "', k)) return null;
+      k += 2;
+    }
+  }
+  if (!line.startsWith(' {', k)) return null;
+  k += 2;
+  return dotsToEnd(line, k, end) ? { sym, rest: line.slice(k) } : null;
 }
 
 const FORCES_MARK = ' # forces replacement';
@@ -354,7 +465,67 @@ const BLOCK = /([A-Za-z_][\w-]*)((?: "[^"]*")*) \{(\})?(\s+# forces replacement)
 const HEREDOC = /^<<(-?)([A-Za-z_]\w*)$/;
 const WRAPPER = /^(jsonencode|yamlencode|toset|tolist|tomap|sensitive|base64encode)\($/;
 const WRAPPER_ONE_LINE = /^(jsonencode|toset|tolist|tomap)\((.*)\)$/;
-const CLOSING_ARROW = /[\]})]\s*->\s*(.+?)(\s+# forces replacement)?$/;
+
+/** The index of the last U+2028 or U+2029 in s (-1 when none, or when the text has none). */
+function lastSeparator(s: string): number {
+  return separators ? Math.max(s.lastIndexOf('\u2028'), s.lastIndexOf('\u2029')) : -1;
+}
+
+/**
+ * The end of a value that runs from `a` to the end of `s` and may close with ` # forces replacement`,
+ * as the lazy `(.*?)(?:\s+# forces replacement)?$` ends it: before the spaces ahead of the mark when
+ * there are some and the value is not empty without them.
+ */
+function beforeForcesMark(s: string, a: number): number {
+  const mark = '# forces replacement';
+  const f = s.length - mark.length;
+  if (f <= a || !s.endsWith(mark)) return s.length;
+  const g = backSpace(s, a, f);
+  return g < f && g > a ? g : s.length;
+}
+
+/**
+ * A container's closing line with an arrow, as /[\]})]\s*->\s*(.+?)(\s+# forces replacement)?$/
+ * reads it: answers the text after the arrow (null when none). That expression, tried from every
+ * bracket of the line, scanned the rest of the line from each: quadratic (issue 24).
+ */
+function closingArrow(s: string): string | null {
+  const end = s.length;
+  const sep = lastSeparator(s);
+  for (let p = 0; p < end; p++) {
+    const c = s.charCodeAt(p);
+    if (c !== 93 && c !== 125 && c !== 41) continue;
+    const k = skipSpace(s, p + 1, end);
+    if (s.charCodeAt(k) !== 45 || s.charCodeAt(k + 1) !== 62) continue;
+    const a = skipSpace(s, k + 2, end);
+    if (a >= end || sep >= a) continue;
+    return s.slice(a, beforeForcesMark(s, a));
+  }
+  return null;
+}
+
+/**
+ * A heredoc's closing line (trimmed), as
+ * new RegExp(`^${marker}(?:\\s*->\\s*(.*?))?(?:\\s+# forces replacement)?$`) reads it: null when it
+ * is not one, else the text after an arrow (undefined when there is no arrow). The expression's lazy
+ * value before an optional mark was quadratic on a long run of spaces (issue 24).
+ */
+function heredocClose(t: string, marker: string): { after: string | undefined } | null {
+  if (!t.startsWith(marker)) return null;
+  const end = t.length;
+  let k = marker.length;
+  if (k === end) return { after: undefined };
+  const arrow = skipSpace(t, k, end);
+  if (t.charCodeAt(arrow) === 45 && t.charCodeAt(arrow + 1) === 62) {
+    const a = skipSpace(t, arrow + 2, end);
+    if (lastSeparator(t) < a) return { after: t.slice(a, beforeForcesMark(t, a)) };
+  }
+  // No arrow: only the mark may follow the marker.
+  k = skipSpace(t, k, end);
+  return k > marker.length && t.startsWith('# forces replacement', k) && k + 20 === end
+    ? { after: undefined }
+    : null;
+}
 
 class BodyParser {
   replacePaths: Path[] = [];
@@ -403,6 +574,25 @@ class BodyParser {
    * that closing line.
    */
   parseBody(i: number): { before: Record<string, unknown>; after: Record<string, unknown>; end: number } {
+    this.enter(i);
+    try {
+      return this.readBody(i);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** Nesting of blocks and values being read: capped (PLAN_LIMITS.depth), as each level is a call. */
+  private depth = 0;
+  private enter(i: number) {
+    if (++this.depth > PLAN_LIMITS.depth) throw tooDeep(`text, at line ${i + 1}`);
+  }
+
+  private readBody(i: number): {
+    before: Record<string, unknown>;
+    after: Record<string, unknown>;
+    end: number;
+  } {
     const before: Record<string, unknown> = {};
     const after: Record<string, unknown> = {};
     const pushBlock = (target: Record<string, unknown>, key: string, value: unknown) => {
@@ -462,6 +652,15 @@ class BodyParser {
 
   /** A value in s[start, end) (the rest of line `i`); answers it and the last line it used. */
   parseValue(s: string, start: number, end: number, i: number): Parsed {
+    this.enter(i);
+    try {
+      return this.readValue(s, start, end, i);
+    } finally {
+      this.depth--;
+    }
+  }
+
+  private readValue(s: string, start: number, end: number, i: number): Parsed {
     let forces = false;
     if (endsWithForces(s, start, end)) {
       forces = true;
@@ -526,8 +725,8 @@ class BodyParser {
     if (result.end !== i) {
       const closing = this.lines[result.end] ?? '';
       if (closing.endsWith(FORCES_MARK)) forces = true;
-      const arrow = CLOSING_ARROW.exec(closing);
-      if (arrow) result.after = readScalar(arrow[1]!, 0) ? scalarValue : ABSENT;
+      const arrow = closing.includes('->') ? closingArrow(closing) : null;
+      if (arrow !== null) result.after = readScalar(arrow, 0) ? scalarValue : ABSENT;
     }
     if (forces) this.replacePaths.push(this.path.slice());
     return result;
@@ -618,14 +817,13 @@ class BodyParser {
     let j = i + 1;
     let closedAfter: unknown = ABSENT;
     let closedWithArrow = false;
-    const closing = new RegExp(`^${marker}(?:\\s*->\\s*(.*?))?(?:\\s+# forces replacement)?$`);
     for (; j < this.lines.length; j++) {
       const line = this.lines[j]!;
-      const close = closing.exec(line.trim());
+      const close = heredocClose(line.trim(), marker);
       if (close) {
-        if (close[1] !== undefined) {
+        if (close.after !== undefined) {
           closedWithArrow = true;
-          closedAfter = readScalar(close[1], 0) ? scalarValue : ABSENT;
+          closedAfter = readScalar(close.after, 0) ? scalarValue : ABSENT;
         }
         break;
       }
@@ -846,15 +1044,15 @@ function parseModern(lines: string[]): ParsedPlan | null {
       else notes.push(note[1]!);
     }
     while (j < lines.length && skipSpace(lines[j]!, 0, lines[j]!.length) === lines[j]!.length) j++;
-    const open = BLOCK_OPEN.exec(lines[j] ?? '');
+    const open = readBlockOpen(lines[j] ?? '');
     const parser = new BodyParser(lines);
     let end = j - 1;
     let before: Record<string, unknown> | null = null;
     let after: Record<string, unknown> | null = null;
     let sym = '';
     if (open) {
-      sym = open[1] ?? '';
-      const inline = open[5]!.trim();
+      sym = open.sym;
+      const inline = open.rest.trim();
       if (inline === '}') {
         before = {};
         after = {};
@@ -935,8 +1133,28 @@ function parseModern(lines: string[]): ParsedPlan | null {
 // ---------------------------------------------------------------- Terraform 0.11
 
 const LEGACY_HEADER =
-  /^\s*(-\/\+|[+~-]|<=)\s+((?:module\.[\w-]+\.)*(?:data\.)?[A-Za-z][\w-]*\.[\w-]+(?:\[\d+\]|\.\d+)?)(?:\s+\((new resource required|tainted|deposed)\))?\s*$/;
-const LEGACY_ATTR = /^\s{4,}(\S+):\s+(.*?)\s*$/;
+  /^\s*(-\/\+|[+~-]|<=)\s+((?:module\.[\w-]+\.)*(?:data\.)?[A-Za-z][\w-]*\.[\w-]+(?:\[\d+\]|\.\d+)?)((?:\s+\((?:new resource required|tainted|deposed)\))*)\s*$/;
+
+/**
+ * A 0.11 attribute line, as /^\s{4,}(\S+):\s+(.*?)\s*$/ reads it: its key and value, or null. The
+ * expression's lazy value before `\s*$` rescanned every run of spaces inside the value from each of
+ * its characters: quadratic (issue 24).
+ */
+function legacyAttr(line: string): { key: string; value: string } | null {
+  const end = line.length;
+  const s = skipSpace(line, 0, end);
+  if (s < 4 || s === end) return null;
+  let k = s;
+  while (k < end && !isSpace(line.charCodeAt(k))) k++;
+  // The key is the run of non-spaces up to its last character, which must be ':'.
+  if (k - s < 2 || line.charCodeAt(k - 1) !== 58 || k === end) return null;
+  const v = skipSpace(line, k, end);
+  const e = backSpace(line, v, end);
+  if (separators)
+    for (let i = v; i < e; i++)
+      if (line.charCodeAt(i) === 0x2028 || line.charCodeAt(i) === 0x2029) return null;
+  return { key: line.slice(s, k - 1), value: line.slice(v, e) };
+}
 
 function legacyValue(text: string): unknown {
   const t = text.trim();
@@ -1054,18 +1272,17 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
         name: parts.name,
         action,
         replaceOrder: action === 'replace' ? 'delete_first' : null,
-        reason:
-          h[3] === 'tainted'
-            ? 'replace_because_tainted'
-            : h[3] === 'deposed'
-              ? 'deposed'
-              : action === 'replace'
-                ? 'replace_because_cannot_update'
-                : null,
+        reason: h[3]!.includes('(tainted)')
+          ? 'replace_because_tainted'
+          : h[3]!.includes('(deposed)')
+            ? 'deposed'
+            : action === 'replace'
+              ? 'replace_because_cannot_update'
+              : null,
         replacePaths: [],
         movedFrom: null,
         importing: null,
-        deposed: h[3] === 'deposed' ? '' : null,
+        deposed: h[3]!.includes('(deposed)') ? '' : null,
         before: action === 'create' || action === 'read' ? null : {},
         after: action === 'delete' ? null : {},
         afterUnknown: [],
@@ -1075,13 +1292,15 @@ function parseLegacy(lines: string[]): ParsedPlan | null {
       changes.push(current);
       continue;
     }
-    const attr = LEGACY_ATTR.exec(line);
+    const attr = current ? legacyAttr(line) : null;
     if (attr && current) {
-      const key = attr[1]!;
-      let value = attr[2]!;
-      if (/\(forces new resource\)$/.test(value)) {
+      const key = attr.key;
+      let value = attr.value;
+      if (value.endsWith('(forces new resource)')) {
         current.replacePaths.push(legacyPath(key));
-        value = value.replace(/\s*\(forces new resource\)$/, '');
+        // The value without the mark and the spaces before it (a slice, not /\s*\(…\)$/, which
+        // rescanned a run of spaces from each of them).
+        value = value.slice(0, backSpace(value, 0, value.length - '(forces new resource)'.length));
       }
       const [b, a] = value.includes(' => ') ? value.split(' => ') : [value, value];
       const bv = legacyValue(b!);

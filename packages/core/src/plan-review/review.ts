@@ -5,6 +5,7 @@ import { appendAudit } from '../audit/audit-log';
 import type { Auth } from '../context';
 import { Forbidden } from '../errors';
 import { allowsStarStar, CONDITIONS } from './conditions';
+import { failedPlanChecks } from './plan-checks';
 import {
   findDependents,
   findGroupsInUse,
@@ -16,7 +17,7 @@ import {
   type LiveResource,
   type OpenFinding,
 } from './live';
-import { parsePlan } from './parse';
+import { DEFAULT_PARSE_LIMITS, parsePlanOffThread, type ParseLimits } from './parse-pool';
 import type { ParsedPlan, PlanDrift, PlanResourceChange } from './plan';
 import { applyDelta, isRuleType, shapeValues, type Shaped } from './shape';
 
@@ -234,10 +235,16 @@ function asInventory(type: string, region: string, attributes: Record<string, un
  * findings it fixes or introduces (the detectors' conditions on the planned after-state), and the
  * monthly cost delta at list prices. Read-only: nothing is stored but an audit entry.
  */
-export async function reviewPlan(db: Db, auth: Auth, plan: string): Promise<PlanReview> {
+export async function reviewPlan(
+  db: Db,
+  auth: Auth,
+  plan: string,
+  limits: ParseLimits = DEFAULT_PARSE_LIMITS,
+): Promise<PlanReview> {
   if (auth.tenant.tier === 'free')
     throw new Forbidden('Plan review needs API access, which the free tier does not include.');
-  const parsed = parsePlan(plan);
+  // Off the event loop: a worker thread with a time and a memory limit (parse-pool.ts).
+  const parsed = await parsePlanOffThread(plan, limits);
   const review = await reviewParsedPlan(db, auth.tenant.id, parsed);
   review.plan_digest = `sha256:${createHash('sha256').update(plan).digest('hex')}`;
   await db.transaction().execute((tx) =>
@@ -637,7 +644,7 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
           ? v.some((x) => allowsStarStar((x as Record<string, unknown>)?.policy))
           : allowsStarStar(v);
       });
-      const attachAdmin = /AdministratorAccess$/.test(String(values.policy_arn ?? ''));
+      const attachAdmin = String(values.policy_arn ?? '').endsWith('AdministratorAccess');
       if (star || attachAdmin) {
         introduces.push({
           check_id: 'security.iam_admin_star',
@@ -662,6 +669,36 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
             : 'Privilege changes deserve a second reviewer; the live principals it affects are listed as citations when known.',
         citations: [planCite, ...liveCite],
       });
+    }
+
+    // ---- plan checks: Terraform's after-state, every type that carries the setting ----
+    if (!removes && change.action !== 'read') {
+      const complete = { complete: parsed.format === 'json' || change.action === 'create' };
+      const failedBefore = new Set(
+        failedPlanChecks(change.type, change.before, { complete: parsed.format === 'json' }).map(
+          (c) => c.checkId,
+        ),
+      );
+      for (const c of failedPlanChecks(change.type, change.after, complete)) {
+        // Already so before the plan, already an open finding, or already said above: not introduced here.
+        if (failedBefore.has(c.checkId) || open.some((f) => f.check_id === c.checkId)) continue;
+        if (introduces.some((x) => x.check_id === c.checkId && x.address === change.address)) continue;
+        introduces.push({
+          check_id: c.checkId,
+          title: c.title,
+          severity: c.severity,
+          address: change.address,
+          arn: live?.arn ?? null,
+        });
+        annotations.push({
+          risk: c.severity,
+          category: 'security',
+          address: change.address,
+          title: `Introduces: ${c.title}`,
+          detail: `As the plan leaves it, ${change.address} fails the plan check ${c.checkId} (Checkov ${c.checkov.join(', ')}).`,
+          citations: [planCite, ...liveCite],
+        });
+      }
     }
 
     if (

@@ -119,6 +119,27 @@ function sameItem(x: unknown, y: unknown): boolean {
   return stable(x) === stable(y);
 }
 
+/** Pairs of items compared key by key at most (past it, only identical items are the same). */
+const PAIRWISE_LIMIT = 250_000;
+
+/**
+ * The items of `xs` that are not in `ys` (sameItem). Identical items are found through a set; the
+ * key-by-key comparison of every pair runs only while the pairs stay under PAIRWISE_LIMIT: a plan may
+ * list thousands of rules on both sides, and comparing every pair of them took time quadratic in the
+ * lists on the API's event loop (issue 24).
+ */
+function notIn(xs: unknown[], ys: unknown[]): unknown[] {
+  if (!xs.length || !ys.length) return xs;
+  const identical = new Set(ys.map(stable));
+  const pairwise = xs.length * ys.length <= PAIRWISE_LIMIT;
+  return xs.filter((x) => {
+    const key = stable(x);
+    // sameItem never pairs two empty objects (no key in common): neither does the set.
+    if (key !== '{}' && identical.has(key)) return false;
+    return !(pairwise && ys.some((y) => sameItem(x, y)));
+  });
+}
+
 /**
  * The live attributes with what the plan changes applied: scalars and objects that differ between
  * the plan's before and after are set; for lists, the items the plan removes go and the items it adds
@@ -136,14 +157,10 @@ export function applyDelta(
     const a = after[key];
     if (stable(a) === stable(b)) continue;
     if (Array.isArray(a) || Array.isArray(b)) {
-      const removed = (Array.isArray(b) ? b : []).filter(
-        (x) => !(Array.isArray(a) ? a : []).some((y) => sameItem(x, y)),
-      );
+      const removed = notIn(Array.isArray(b) ? b : [], Array.isArray(a) ? a : []);
       const added = Array.isArray(a) ? a : [];
-      const kept = (Array.isArray(live[key]) ? (live[key] as unknown[]) : []).filter(
-        (x) => !removed.some((r) => sameItem(x, r)),
-      );
-      out[key] = [...kept, ...added.filter((x) => !kept.some((k) => sameItem(k, x)))];
+      const kept = notIn(Array.isArray(live[key]) ? (live[key] as unknown[]) : [], removed);
+      out[key] = [...kept, ...notIn(added, kept)];
     } else {
       out[key] = a;
     }

@@ -1,0 +1,91 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  call,
+  createTenantWithUser,
+  createTestContext,
+  mintTestToken,
+  REPO_ROOT,
+  startTestApi,
+  type TestContext,
+} from '@opsi/test-support';
+import type { RunningApi } from './server';
+
+// Issue 26: every plan of the public corpus (../shared/realworld, provenance in its SOURCES.md) is
+// reviewed, and what a reviewer must flag in it is flagged at the stated risk
+// (fixtures/plan-corpus-expectations.json, written by reading each plan).
+
+const CORPUS = `${REPO_ROOT}../shared/realworld`;
+const present = existsSync(`${CORPUS}/tf-plan-json`) && existsSync(`${CORPUS}/tf-plan-text`);
+if (!present) console.warn('plan-review corpus tests skipped: ../shared/realworld is absent');
+
+interface Expectation {
+  address: string;
+  risk: 'low' | 'medium' | 'high' | 'critical';
+  check: string;
+  why: string;
+}
+const EXPECTED = JSON.parse(
+  readFileSync(new URL('./fixtures/plan-corpus-expectations.json', import.meta.url), 'utf8'),
+) as Record<string, Expectation[]>;
+
+const files = present
+  ? ['tf-plan-json', 'tf-plan-text'].flatMap((dir) =>
+      readdirSync(`${CORPUS}/${dir}`)
+        .sort()
+        .map((f) => `${dir}/${f}`),
+    )
+  : [];
+
+let t: TestContext;
+let api: RunningApi;
+let token: string;
+
+beforeAll(async () => {
+  if (!present) return;
+  t = await createTestContext();
+  api = await startTestApi(t);
+  const m = await createTenantWithUser(t);
+  token = (await mintTestToken(t, m, 'read_write')).token;
+}, 120_000);
+afterAll(async () => {
+  await api?.close();
+  await t?.close();
+});
+
+interface Review {
+  resources: Array<{ address: string }>;
+  annotations: Array<{ address: string; risk: string; title: string; category: string }>;
+  findings: { introduces: Array<{ check_id: string; address: string; severity: string }> };
+}
+
+describe.skipIf(!present)('the public plan corpus (../shared/realworld)', () => {
+  // The file as a naive client sends it: read as UTF-8 whatever its encoding (UTF-16 files included).
+  it.each(files)(
+    '%s is reviewed, its annotations on addresses of the plan, its must-flags flagged',
+    async (file) => {
+      const plan = readFileSync(`${CORPUS}/${file}`, 'utf8');
+      const res = await call(api.url, 'POST', '/api/v1/plan-review', { token, body: { plan } });
+      expect(res.status, JSON.stringify(res.body)).toBe(200);
+      const review = res.body as Review;
+      const addresses = new Set(review.resources.map((r) => r.address));
+      for (const a of review.annotations) expect(addresses, `${a.title}`).toContain(a.address);
+      for (const want of EXPECTED[file.split('/')[1]!] ?? []) {
+        const got = review.findings.introduces.find(
+          (x) => x.address === want.address && x.check_id === want.check,
+        );
+        expect(got, `${want.address}: ${want.why}`).toBeDefined();
+        const annotation = review.annotations.find(
+          (a) => a.address === want.address && a.risk === want.risk && a.title.startsWith('Introduces: '),
+        );
+        expect(annotation, `${want.address}: an annotation at ${want.risk}`).toBeDefined();
+        expect(got!.severity, `${want.address}: ${want.why}`).toBe(want.risk);
+      }
+    },
+  );
+
+  it('the expectations name only files of the corpus', () => {
+    const names = new Set(files.map((f) => f.split('/')[1]));
+    for (const name of Object.keys(EXPECTED)) expect(names).toContain(name);
+  });
+});

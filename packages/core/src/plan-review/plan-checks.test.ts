@@ -1,0 +1,298 @@
+import { describe, expect, it } from 'vitest';
+import { failedPlanChecks, PLAN_CHECKS } from './plan-checks';
+
+// One positive and one negative after-state of our own per check, for each type that carries it.
+const ingress = (o: Record<string, unknown>) => ({
+  ingress: [
+    { cidr_blocks: ['0.0.0.0/0'], ipv6_cidr_blocks: [], from_port: 22, to_port: 22, protocol: 'tcp', ...o },
+  ],
+});
+const policy = (action: unknown, resource: unknown = '*') =>
+  JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [{ Effect: 'Allow', Action: action, Resource: resource }],
+  });
+
+const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, unknown>]> = [
+  [
+    'security.sg_all_ports_open',
+    'aws_security_group',
+    ingress({ protocol: '-1', from_port: 0, to_port: 0 }),
+    ingress({ protocol: '-1', cidr_blocks: ['10.0.0.0/8'] }),
+  ],
+  [
+    'security.sg_all_ports_open',
+    'aws_security_group_rule',
+    {
+      type: 'ingress',
+      cidr_blocks: [],
+      ipv6_cidr_blocks: ['::/0'],
+      protocol: 'tcp',
+      from_port: 0,
+      to_port: 65535,
+    },
+    { type: 'egress', cidr_blocks: ['0.0.0.0/0'], protocol: '-1', from_port: 0, to_port: 0 },
+  ],
+  [
+    'security.sg_all_ports_open',
+    'aws_vpc_security_group_ingress_rule',
+    { cidr_ipv4: '0.0.0.0/0', ip_protocol: '-1' },
+    { cidr_ipv4: '0.0.0.0/0', ip_protocol: 'tcp', from_port: 443, to_port: 443 },
+  ],
+  [
+    'security.sg_ssh_open',
+    'aws_security_group',
+    ingress({ from_port: 0, to_port: 1024 }),
+    ingress({ from_port: 80, to_port: 443 }),
+  ],
+  [
+    'security.sg_ssh_open',
+    'aws_default_security_group',
+    ingress({}),
+    ingress({ cidr_blocks: ['192.168.0.0/16'] }),
+  ],
+  [
+    'security.sg_ssh_open',
+    'aws_security_group_rule',
+    { type: 'ingress', cidr_blocks: ['0.0.0.0/0'], protocol: 'tcp', from_port: 22, to_port: 22 },
+    {
+      type: 'ingress',
+      cidr_blocks: ['0.0.0.0/0'],
+      prefix_list_ids: ['pl-1'],
+      protocol: 'tcp',
+      from_port: 22,
+      to_port: 22,
+    },
+  ],
+  [
+    'security.sg_ssh_open',
+    'aws_vpc_security_group_ingress_rule',
+    { cidr_ipv6: '::/0', ip_protocol: 'tcp', from_port: 22, to_port: 22 },
+    { cidr_ipv4: '10.1.0.0/16', ip_protocol: 'tcp', from_port: 22, to_port: 22 },
+  ],
+  [
+    'security.sg_rdp_open',
+    'aws_security_group',
+    ingress({ from_port: 3389, to_port: 3389 }),
+    ingress({ from_port: 3390, to_port: 3400 }),
+  ],
+  [
+    'security.sg_rdp_open',
+    'aws_vpc_security_group_ingress_rule',
+    { cidr_ipv4: '0.0.0.0/0', ip_protocol: 'tcp', from_port: 3000, to_port: 4000 },
+    { cidr_ipv4: '0.0.0.0/0', ip_protocol: 'icmp', from_port: -1, to_port: -1 },
+  ],
+  ['security.s3_public_acl', 'aws_s3_bucket', { acl: 'public-read' }, { acl: 'private' }],
+  [
+    'security.s3_public_acl',
+    'aws_s3_bucket_acl',
+    { acl: 'public-read-write' },
+    { acl: 'log-delivery-write' },
+  ],
+  [
+    'security.s3_public_acl',
+    'aws_s3_bucket_acl',
+    {
+      access_control_policy: [
+        {
+          grant: [
+            {
+              grantee: [{ type: 'Group', uri: 'http://acs.amazonaws.com/groups/global/AllUsers' }],
+              permission: 'READ',
+            },
+          ],
+        },
+      ],
+    },
+    {
+      access_control_policy: [
+        { grant: [{ grantee: [{ type: 'CanonicalUser', id: 'abc' }], permission: 'FULL_CONTROL' }] },
+      ],
+    },
+  ],
+  [
+    'security.s3_public_policy',
+    'aws_s3_bucket_policy',
+    {
+      policy: JSON.stringify({
+        Statement: [
+          { Effect: 'Allow', Principal: '*', Action: 's3:GetObject', Resource: 'arn:aws:s3:::b/*' },
+        ],
+      }),
+    },
+    {
+      policy: JSON.stringify({
+        Statement: [
+          {
+            Effect: 'Allow',
+            Principal: '*',
+            Action: 's3:GetObject',
+            Resource: 'arn:aws:s3:::b/*',
+            Condition: { StringEquals: { 'aws:SourceVpce': 'vpce-1' } },
+          },
+        ],
+      }),
+    },
+  ],
+  [
+    'security.s3_public_policy',
+    'aws_s3_bucket',
+    {
+      policy: JSON.stringify({
+        Statement: { Effect: 'Allow', Principal: { AWS: '*' }, Action: 's3:*', Resource: '*' },
+      }),
+    },
+    {
+      policy: JSON.stringify({
+        Statement: [{ Effect: 'Deny', Principal: '*', Action: 's3:*', Resource: '*' }],
+      }),
+    },
+  ],
+  [
+    'security.s3_public_access_block_off',
+    'aws_s3_bucket_public_access_block',
+    {
+      block_public_acls: true,
+      block_public_policy: false,
+      ignore_public_acls: true,
+      restrict_public_buckets: true,
+    },
+    {
+      block_public_acls: true,
+      block_public_policy: true,
+      ignore_public_acls: true,
+      restrict_public_buckets: true,
+    },
+  ],
+  ['security.rds_public', 'aws_db_instance', { publicly_accessible: true }, { publicly_accessible: false }],
+  ['security.rds_public', 'aws_rds_cluster_instance', { publicly_accessible: true }, {}],
+  [
+    'security.rds_public',
+    'aws_redshift_cluster',
+    { publicly_accessible: true },
+    { publicly_accessible: false },
+  ],
+  ['security.rds_unencrypted', 'aws_db_instance', { storage_encrypted: false }, { storage_encrypted: true }],
+  ['security.rds_unencrypted', 'aws_rds_cluster', { storage_encrypted: false }, { storage_encrypted: true }],
+  ['security.ebs_unencrypted', 'aws_ebs_volume', { encrypted: false }, { encrypted: true }],
+  ['security.ebs_unencrypted', 'aws_ebs_snapshot_copy', { encrypted: false }, { encrypted: true }],
+  ['security.ebs_unencrypted', 'aws_ebs_encryption_by_default', { enabled: false }, { enabled: true }],
+  [
+    'security.ebs_unencrypted',
+    'aws_instance',
+    { root_block_device: [{ encrypted: false }] },
+    { root_block_device: [{ encrypted: true }], ebs_block_device: [] },
+  ],
+  [
+    'security.ebs_unencrypted',
+    'aws_launch_template',
+    { block_device_mappings: [{ ebs: [{ encrypted: false }] }] },
+    { block_device_mappings: [{ ebs: [{ encrypted: true }] }] },
+  ],
+  ['security.storage_unencrypted', 'aws_efs_file_system', { encrypted: false }, { encrypted: true }],
+  [
+    'security.storage_unencrypted',
+    'aws_elasticache_replication_group',
+    { at_rest_encryption_enabled: false },
+    { at_rest_encryption_enabled: true },
+  ],
+  [
+    'security.ec2_imdsv1',
+    'aws_instance',
+    { metadata_options: [{ http_endpoint: 'enabled', http_tokens: 'optional' }] },
+    { metadata_options: [{ http_endpoint: 'enabled', http_tokens: 'required' }] },
+  ],
+  [
+    'security.ec2_imdsv1',
+    'aws_launch_template',
+    { metadata_options: [{ http_tokens: 'optional' }] },
+    { metadata_options: [{ http_endpoint: 'disabled', http_tokens: 'optional' }] },
+  ],
+  [
+    'security.iam_admin_star',
+    'aws_iam_policy',
+    { policy: policy('*') },
+    { policy: policy('*', 'arn:aws:s3:::b') },
+  ],
+  [
+    'security.iam_admin_star',
+    'aws_iam_role',
+    { inline_policy: [{ name: 'x', policy: policy(['*']) }] },
+    { inline_policy: [{ name: 'x', policy: policy('s3:GetObject') }] },
+  ],
+  [
+    'security.iam_service_star',
+    'aws_iam_role_policy',
+    { policy: policy(['s3:*', 'ec2:*']) },
+    { policy: policy(['s3:GetObject']) },
+  ],
+  [
+    'security.iam_service_star',
+    'aws_iam_user_policy',
+    { policy: policy('ec2:*') },
+    { policy: policy('ec2:*', 'arn:aws:ec2:us-east-1:1:instance/i-1') },
+  ],
+  [
+    'security.iam_star_action',
+    'aws_iam_group_policy',
+    { policy: policy('*', 'arn:aws:s3:::b') },
+    { policy: policy('s3:List*', 'arn:aws:s3:::b') },
+  ],
+  ['security.cloudtrail_logging_off', 'aws_cloudtrail', { enable_logging: false }, { enable_logging: true }],
+  ['security.kms_rotation_off', 'aws_kms_key', { enable_key_rotation: false }, { enable_key_rotation: true }],
+  [
+    'security.kms_rotation_off',
+    'aws_kms_key',
+    { enable_key_rotation: false, customer_master_key_spec: 'SYMMETRIC_DEFAULT' },
+    { enable_key_rotation: false, customer_master_key_spec: 'RSA_2048' },
+  ],
+];
+
+const ids = (type: string, after: Record<string, unknown>) =>
+  failedPlanChecks(type, after).map((c) => c.checkId);
+
+describe('plan checks: a positive and a negative fixture for each', () => {
+  it.each(FIXTURES)('%s on %s', (checkId, type, positive, negative) => {
+    expect(ids(type, positive)).toContain(checkId);
+    expect(ids(type, negative)).not.toContain(checkId);
+  });
+
+  it('every check and every type it names has fixtures', () => {
+    for (const c of PLAN_CHECKS)
+      expect(
+        FIXTURES.some(([id]) => id === c.checkId),
+        c.checkId,
+      ).toBe(true);
+  });
+
+  it('all ports is not also reported as SSH; a service wildcard is not reported when "*" is', () => {
+    expect(ids('aws_security_group', ingress({ protocol: '-1' }))).toEqual(['security.sg_all_ports_open']);
+    expect(ids('aws_iam_policy', { policy: policy(['*', 's3:*']) })).toEqual(['security.iam_admin_star']);
+  });
+
+  it('a complete after-state (JSON, or a create): an attribute Terraform knows only after apply counts as not set, as Checkov reads it', () => {
+    const complete = { complete: true };
+    const both = (type: string, after: Record<string, unknown>) => [
+      failedPlanChecks(type, after).map((c) => c.checkId),
+      failedPlanChecks(type, after, complete).map((c) => c.checkId),
+    ];
+    expect(both('aws_ebs_volume', { size: 8 })).toEqual([[], ['security.ebs_unencrypted']]);
+    expect(both('aws_instance', { ami: 'ami-1' })).toEqual([
+      [],
+      ['security.ebs_unencrypted', 'security.ec2_imdsv1'],
+    ]);
+    expect(both('aws_db_instance', { engine: 'mysql' })).toEqual([[], ['security.rds_unencrypted']]);
+    expect(both('aws_kms_key', { description: 'k' })).toEqual([[], ['security.kms_rotation_off']]);
+    expect(
+      failedPlanChecks(
+        'aws_instance',
+        { root_block_device: [{ encrypted: true }], metadata_options: [{ http_tokens: 'required' }] },
+        complete,
+      ),
+    ).toEqual([]);
+    // A device made from a snapshot inherits its encryption (CKV_AWS_8).
+    expect(ids('aws_instance', { ebs_block_device: [{ encrypted: false, snapshot_id: 'snap-1' }] })).toEqual(
+      [],
+    );
+  });
+});

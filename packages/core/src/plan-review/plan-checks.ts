@@ -1,0 +1,346 @@
+/**
+ * Plan checks: conditions on a resource as the plan leaves it, stated over Terraform's own values
+ * (the after-state of `terraform show -json`, or of the text plan), for every resource type that
+ * carries the setting, inline or as a separate resource. CONDITIONS (conditions.ts) ask the
+ * detectors' questions of resources the inventory models and need live context (a group in use);
+ * these need none, so a plan that creates an open group, a public bucket or a wildcard policy is
+ * flagged before anything exists. Where a detector has the same question, the check id is the
+ * detector's. Checkov's AWS checks (checkov/terraform/checks/resource/aws/) are the floor for what
+ * each one catches; plan-checks.test.ts has a positive and a negative fixture for each.
+ */
+
+type Values = Record<string, unknown>;
+
+export interface PlanCheck {
+  checkId: string;
+  domain: 'security' | 'sre';
+  /** Terraform resource types that carry the setting. */
+  types: string[];
+  title: string;
+  severity: 'critical' | 'high' | 'medium' | 'low';
+  /** What Checkov calls the same check (its ids), for the annotation's detail. */
+  checkov: string[];
+  test(after: Values, type: string, ctx: PlanCheckContext): boolean;
+}
+
+export interface PlanCheckContext {
+  /**
+   * The after-state lists every attribute (a JSON plan, or a text plan's create): an attribute absent
+   * from it is one Terraform knows only after apply, which Checkov reads as not set. A text plan's
+   * update shows only what changes, so there an absent attribute says nothing.
+   */
+  complete: boolean;
+}
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
+const records = (v: unknown): Values[] =>
+  list(v).filter((x): x is Values => !!x && typeof x === 'object' && !Array.isArray(x));
+const strings = (v: unknown): string[] => list(v).map((x) => String(x));
+
+// ---- security group ingress ----------------------------------------------------------------
+
+interface Ingress {
+  cidrs: string[];
+  protocol: string;
+  from: number;
+  to: number;
+  /** Limited to the group itself or to prefix lists: never the world. */
+  limited: boolean;
+}
+
+const WORLD = new Set(['0.0.0.0/0', '::/0', '0000:0000:0000:0000:0000:0000:0000:0000/0']);
+
+/**
+ * Every ingress rule a resource declares, in one shape, whichever resource type declares it. As
+ * Checkov's AbsSecurityGroupUnrestrictedIngress reads them: ports 0 to 0 stand for all ports.
+ */
+function ingressOf(after: Values, type: string): Ingress[] {
+  const rule = (r: Values, cidrs: string[], protocol: unknown): Ingress => {
+    const from = Number(r.from_port ?? -1);
+    let to = Number(r.to_port ?? -1);
+    if (from === 0 && to === 0) to = 65535;
+    return {
+      cidrs,
+      protocol: String(protocol ?? '').toLowerCase(),
+      from,
+      to,
+      limited: r.self === true || strings(r.prefix_list_ids).length > 0 || !!r.prefix_list_id,
+    };
+  };
+  switch (type) {
+    case 'aws_security_group':
+    case 'aws_default_security_group':
+      return records(after.ingress).map((r) =>
+        rule(r, [...strings(r.cidr_blocks), ...strings(r.ipv6_cidr_blocks)], r.protocol),
+      );
+    case 'aws_security_group_rule':
+      return after.type === 'ingress'
+        ? [rule(after, [...strings(after.cidr_blocks), ...strings(after.ipv6_cidr_blocks)], after.protocol)]
+        : [];
+    case 'aws_vpc_security_group_ingress_rule':
+      return [rule(after, [...strings(after.cidr_ipv4), ...strings(after.cidr_ipv6)], after.ip_protocol)];
+    default:
+      return [];
+  }
+}
+
+const ALL_PROTOCOLS = new Set(['-1', 'all']);
+const openToWorld = (r: Ingress) => !r.limited && r.cidrs.some((c) => WORLD.has(c));
+/** Every port: protocol -1 (all), a range from 0 (or -1) to 65535, or Checkov's port -1 (CKV_AWS_277). */
+const allPorts = (r: Ingress) =>
+  ALL_PROTOCOLS.has(r.protocol) || (r.from <= 0 && r.to >= 65535) || (r.from <= -1 && r.to >= -1);
+/** The port is inside the rule's range (containment: 0-1024 admits 22), whatever the protocol, as Checkov. */
+const coversPort = (port: number) => (r: Ingress) => r.from <= port && r.to >= port;
+
+const SG_TYPES = [
+  'aws_security_group',
+  'aws_default_security_group',
+  'aws_security_group_rule',
+  'aws_vpc_security_group_ingress_rule',
+];
+
+const adminPort = (port: number, name: string, checkId: string, checkov: string[]): PlanCheck => ({
+  checkId,
+  domain: 'security',
+  types: SG_TYPES,
+  title: `Security group open to the Internet on ${name} (${port})`,
+  severity: 'high',
+  checkov,
+  test: (after, type) =>
+    ingressOf(after, type).some((r) => openToWorld(r) && !allPorts(r) && coversPort(port)(r)),
+});
+
+// ---- S3 -------------------------------------------------------------------------------------
+
+const PUBLIC_ACLS = new Set(['public-read', 'public-read-write', 'website', 'authenticated-read']);
+const ALL_USERS = /acs\.amazonaws\.com\/groups\/global\/(AllUsers|AuthenticatedUsers)$/;
+
+function parsePolicy(policy: unknown): Values | null {
+  let doc = policy;
+  if (typeof doc === 'string') {
+    try {
+      doc = JSON.parse(doc);
+    } catch {
+      return null;
+    }
+  }
+  return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Values) : null;
+}
+
+const statements = (policy: unknown): Values[] => records(parsePolicy(policy)?.Statement);
+/** Effect Allow (Checkov reads a statement without an Effect as Allow). */
+const allows = (s: Values) => s.Effect === undefined || s.Effect === 'Allow';
+
+/** A statement any principal is granted, without a condition narrowing it (Principal "*" or {AWS: "*"}). */
+const anyPrincipal = (s: Values) => {
+  const p = s.Principal;
+  const open = p === '*' || (!!p && typeof p === 'object' && strings((p as Values).AWS).includes('*'));
+  return open && (s.Condition === undefined || s.Condition === null);
+};
+
+/** Action "*" or a whole service ("s3:*") on Resource "*". */
+const wildcardOnStar = (services: boolean) => (s: Values) =>
+  allows(s) &&
+  strings(s.Resource).includes('*') &&
+  strings(s.Action).some((a) => a === '*' || (services && /^[A-Za-z0-9-]+:\*$/.test(a)));
+
+/** Action "*", on any resource (CKV_AWS_63). */
+const starAction = (s: Values) => allows(s) && strings(s.Action).includes('*');
+
+const POLICY_TYPES = ['aws_iam_policy', 'aws_iam_role_policy', 'aws_iam_user_policy', 'aws_iam_group_policy'];
+const policiesOf = (after: Values, type: string): unknown[] =>
+  type === 'aws_iam_role'
+    ? records(after.inline_policy).map((p) => p.policy)
+    : POLICY_TYPES.includes(type)
+      ? [after.policy]
+      : [];
+
+/** A block device not encrypted and not made from a snapshot (whose encryption it inherits). */
+const unencryptedIn = (v: unknown) => records(v).some((x) => x.encrypted === false && !x.snapshot_id);
+
+export const PLAN_CHECKS: PlanCheck[] = [
+  {
+    checkId: 'security.sg_all_ports_open',
+    domain: 'security',
+    types: SG_TYPES,
+    title: 'Security group open to the Internet on all ports',
+    severity: 'critical',
+    checkov: ['CKV_AWS_277'],
+    test: (after, type) => ingressOf(after, type).some((r) => openToWorld(r) && allPorts(r)),
+  },
+  adminPort(22, 'SSH', 'security.sg_ssh_open', ['CKV_AWS_24']),
+  adminPort(3389, 'RDP', 'security.sg_rdp_open', ['CKV_AWS_25']),
+  {
+    checkId: 'security.s3_public_acl',
+    domain: 'security',
+    types: ['aws_s3_bucket', 'aws_s3_bucket_acl'],
+    title: 'S3 bucket readable by anyone (public ACL)',
+    severity: 'high',
+    checkov: ['CKV_AWS_20', 'CKV_AWS_57'],
+    test: (after) =>
+      PUBLIC_ACLS.has(String(after.acl)) ||
+      records(after.access_control_policy).some((acp) =>
+        records(acp.grant).some((g) => records(g.grantee).some((e) => ALL_USERS.test(String(e.uri ?? '')))),
+      ),
+  },
+  {
+    checkId: 'security.s3_public_policy',
+    domain: 'security',
+    types: ['aws_s3_bucket', 'aws_s3_bucket_policy'],
+    title: 'S3 bucket policy grants access to any principal',
+    severity: 'high',
+    checkov: ['CKV_AWS_70'],
+    test: (after) => statements(after.policy).some((s) => allows(s) && anyPrincipal(s)),
+  },
+  {
+    checkId: 'security.s3_public_access_block_off',
+    domain: 'security',
+    types: ['aws_s3_bucket_public_access_block', 'aws_s3_account_public_access_block'],
+    title: 'S3 public access block turned off',
+    severity: 'medium',
+    checkov: ['CKV_AWS_53', 'CKV_AWS_54', 'CKV_AWS_55', 'CKV_AWS_56'],
+    test: (after) =>
+      ['block_public_acls', 'block_public_policy', 'ignore_public_acls', 'restrict_public_buckets'].some(
+        (k) => after[k] === false,
+      ),
+  },
+  {
+    checkId: 'security.rds_public',
+    domain: 'security',
+    types: [
+      'aws_db_instance',
+      'aws_rds_cluster_instance',
+      'aws_redshift_cluster',
+      'aws_dms_replication_instance',
+    ],
+    title: 'Database publicly accessible',
+    severity: 'high',
+    checkov: ['CKV_AWS_17', 'CKV_AWS_87', 'CKV_AWS_89'],
+    test: (after) => after.publicly_accessible === true,
+  },
+  {
+    checkId: 'security.rds_unencrypted',
+    domain: 'security',
+    types: ['aws_db_instance', 'aws_rds_cluster'],
+    title: 'Database storage not encrypted',
+    severity: 'medium',
+    checkov: ['CKV_AWS_16', 'CKV_AWS_96'],
+    test: (after, _type, ctx) =>
+      after.storage_encrypted === false || (ctx.complete && after.storage_encrypted !== true),
+  },
+  {
+    checkId: 'security.ebs_unencrypted',
+    domain: 'security',
+    types: [
+      'aws_ebs_volume',
+      'aws_ebs_snapshot_copy',
+      'aws_ebs_encryption_by_default',
+      'aws_instance',
+      'aws_launch_configuration',
+      'aws_launch_template',
+    ],
+    title: 'Block storage not encrypted',
+    severity: 'medium',
+    checkov: ['CKV_AWS_3', 'CKV_AWS_8', 'CKV_AWS_106'],
+    test: (after, type, ctx) => {
+      if (type === 'aws_ebs_encryption_by_default') return after.enabled === false;
+      if (type === 'aws_ebs_volume' || type === 'aws_ebs_snapshot_copy')
+        return after.encrypted === false || (ctx.complete && after.encrypted !== true);
+      if (type === 'aws_launch_template')
+        return records(after.block_device_mappings).some((m) => unencryptedIn(m.ebs));
+      // CKV_AWS_8: no root device in the after-state fails too (its encryption is the default's).
+      if (ctx.complete && !records(after.root_block_device).length) return true;
+      return unencryptedIn(after.root_block_device) || unencryptedIn(after.ebs_block_device);
+    },
+  },
+  {
+    checkId: 'security.storage_unencrypted',
+    domain: 'security',
+    types: ['aws_efs_file_system', 'aws_redshift_cluster', 'aws_elasticache_replication_group'],
+    title: 'Storage not encrypted at rest',
+    severity: 'medium',
+    checkov: ['CKV_AWS_42', 'CKV_AWS_64', 'CKV_AWS_29'],
+    test: (after) => after.encrypted === false || after.at_rest_encryption_enabled === false,
+  },
+  {
+    checkId: 'security.ec2_imdsv1',
+    domain: 'security',
+    types: ['aws_instance', 'aws_launch_template', 'aws_launch_configuration'],
+    title: 'Instance metadata allows IMDSv1',
+    severity: 'medium',
+    checkov: ['CKV_AWS_79'],
+    // CKV_AWS_79: no metadata options fails (the default allows IMDSv1), endpoint disabled passes.
+    test: (after, _type, ctx) => {
+      const m = records(after.metadata_options)[0];
+      if (!m) return ctx.complete;
+      return (
+        m.http_endpoint !== 'disabled' && m.http_tokens !== 'required' && (ctx.complete || 'http_tokens' in m)
+      );
+    },
+  },
+  {
+    checkId: 'security.iam_admin_star',
+    domain: 'security',
+    types: [...POLICY_TYPES, 'aws_iam_role'],
+    title: 'Policy allows every action on every resource',
+    severity: 'critical',
+    checkov: ['CKV_AWS_62', 'CKV_AWS_63', 'CKV_AWS_1'],
+    test: (after, type) => policiesOf(after, type).some((p) => statements(p).some(wildcardOnStar(false))),
+  },
+  {
+    checkId: 'security.iam_service_star',
+    domain: 'security',
+    types: [...POLICY_TYPES, 'aws_iam_role'],
+    title: 'Policy allows every action of a service ("s3:*") on every resource',
+    severity: 'high',
+    checkov: ['CKV_AWS_289', 'CKV_AWS_290', 'CKV_AWS_355'],
+    test: (after, type) =>
+      policiesOf(after, type).some(
+        (p) => statements(p).some(wildcardOnStar(true)) && !statements(p).some(wildcardOnStar(false)),
+      ),
+  },
+  {
+    checkId: 'security.iam_star_action',
+    domain: 'security',
+    types: [...POLICY_TYPES, 'aws_iam_role'],
+    title: 'Policy allows every action ("*") on some resources',
+    severity: 'high',
+    checkov: ['CKV_AWS_63'],
+    test: (after, type) =>
+      policiesOf(after, type).some(
+        (p) => statements(p).some(starAction) && !statements(p).some(wildcardOnStar(false)),
+      ),
+  },
+  {
+    checkId: 'security.cloudtrail_logging_off',
+    domain: 'security',
+    types: ['aws_cloudtrail'],
+    title: 'CloudTrail logging turned off',
+    severity: 'high',
+    checkov: ['CKV_AWS_36', 'CKV_AWS_67'],
+    test: (after) => after.enable_logging === false,
+  },
+  {
+    checkId: 'security.kms_rotation_off',
+    domain: 'security',
+    types: ['aws_kms_key'],
+    title: 'KMS key without automatic rotation',
+    severity: 'medium',
+    checkov: ['CKV_AWS_7'],
+    // Rotation applies to symmetric and HMAC keys only (as Checkov reads it).
+    test: (after, _type, ctx) =>
+      after.enable_key_rotation !== true &&
+      (ctx.complete || 'enable_key_rotation' in after) &&
+      /SYMMETRIC_DEFAULT|HMAC/.test(String(after.customer_master_key_spec ?? 'SYMMETRIC_DEFAULT')),
+  },
+];
+
+/** The plan checks a resource's after-state fails. */
+export function failedPlanChecks(
+  type: string,
+  after: Values | null,
+  ctx: PlanCheckContext = { complete: false },
+): PlanCheck[] {
+  if (!after) return [];
+  return PLAN_CHECKS.filter((c) => c.types.includes(type) && c.test(after, type, ctx));
+}
