@@ -12,7 +12,7 @@ import * as policy from 'kubernetes-models/policy/v1';
 import * as core from 'kubernetes-models/v1';
 import { loadConfig } from '@opsi/config';
 import pg from 'pg';
-import { testServerUrl } from '@opsi/db/testing';
+import { adminServerUrl, testServerUrl } from '@opsi/db/testing';
 import { QUEUE_NAMES } from '@opsi/jobs';
 import { REPO_ROOT, freePort, startService } from '@opsi/test-support';
 import { startSplitServices, type SplitServices } from '../support/split';
@@ -286,7 +286,7 @@ describe.skipIf(NO_KUBECTL)(`deploy/kubernetes ${NO_KUBECTL}`, () => {
     it('migrate.cli.js --check: 3 and the names while migrations are pending, 0 once applied', async () => {
       // An empty database (the opsi_t_ prefix: the tests' global setup drops any a crash leaves behind).
       const name = `opsi_t_${Date.now()}_k8s_empty`;
-      const admin = new pg.Client({ connectionString: testServerUrl() });
+      const admin = new pg.Client({ connectionString: adminServerUrl() });
       await admin.connect();
       await admin.query(`create database "${name}"`);
       const emptyUrl = Object.assign(new URL(testServerUrl()), { pathname: `/${name}` }).toString();

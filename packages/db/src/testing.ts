@@ -14,6 +14,16 @@ export function testServerUrl(): string {
   return loadConfig(process.env).DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 }
 
+/**
+ * Where the harness creates, clones and drops databases: Postgres itself. Under `npm run
+ * test:pgbouncer`, DATABASE_URL (every connection of the code under test, the template's migrations
+ * included) is PgBouncer, and OPSI_TEST_ADMIN_DATABASE_URL the server behind it: a database with one of
+ * PgBouncer's idle server connections open cannot be cloned or dropped.
+ */
+export function adminServerUrl(): string {
+  return process.env.OPSI_TEST_ADMIN_DATABASE_URL || testServerUrl();
+}
+
 function urlFor(database: string): string {
   const url = new URL(testServerUrl());
   url.pathname = `/${database}`;
@@ -27,7 +37,7 @@ export function templateDatabaseName(): string {
 }
 
 async function withAdmin<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: testServerUrl() });
+  const client = new pg.Client({ connectionString: adminServerUrl() });
   await client.connect();
   try {
     return await fn(client);
@@ -84,6 +94,12 @@ export async function prepareTemplateDatabase(): Promise<string> {
     } finally {
       await handle.close();
     }
+    // A pooler in between (test:pgbouncer) may still hold a server connection to it: a database can be
+    // renamed, and later cloned, only with none open.
+    await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+      [building],
+    );
     // Renamed only once complete, so a crash mid-build never leaves a half-migrated template. Another
     // run may have built the same template meanwhile: then ours is dropped.
     try {
