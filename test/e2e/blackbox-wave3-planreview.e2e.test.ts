@@ -338,28 +338,22 @@ function shape(body: any) {
 
 function expectFlagged(body: any, what: string) {
   const anns = body.annotations as any[];
+  const risky = (a: any) => ['security', 'iam'].includes(a.category) && RISK_RANK[a.risk]! >= RISK_RANK.high!;
+  const problems: string[] = [];
   for (const address of FLAGGED) {
-    const hit = anns.find(
-      (a) =>
-        a.address === address &&
-        ['security', 'iam'].includes(a.category) &&
-        RISK_RANK[a.risk]! >= RISK_RANK.high!,
-    );
-    expect(
-      hit,
-      `${what}: ${address} flagged as a security risk (high or critical); got ${JSON.stringify(anns.filter((a) => a.address === address))}`,
-    ).toBeTruthy();
-    expect(hit.citations?.length ?? 0, JSON.stringify(hit)).toBeGreaterThan(0);
+    const hit = anns.find((a) => a.address === address && risky(a));
+    if (!hit || !(hit.citations?.length > 0))
+      problems.push(
+        `${address} not flagged as a security risk (high or critical, cited); got ${JSON.stringify(anns.filter((a) => a.address === address).map((a) => [a.risk, a.category, a.title]))}`,
+      );
   }
   for (const address of SAFE) {
-    const wrong = anns.filter(
-      (a) =>
-        a.address === address &&
-        ['security', 'iam'].includes(a.category) &&
-        RISK_RANK[a.risk]! >= RISK_RANK.high!,
-    );
-    expect(wrong, `${what}: ${address} is safe and must not be flagged high`).toEqual([]);
+    const wrong = anns.filter((a) => a.address === address && risky(a));
+    if (wrong.length)
+      problems.push(`${address} is safe but flagged: ${JSON.stringify(wrong.map((a) => a.title))}`);
   }
+  // All at once, so that one run says everything that is missing.
+  expect(problems, `${what}:\n${problems.join('\n')}`).toEqual([]);
   expect(RISK_RANK[body.overall_risk]!, what).toBeGreaterThanOrEqual(RISK_RANK.high!);
 }
 
