@@ -60,7 +60,8 @@ const ITEM_PARAMS = [
   'TargetGroupArn',
   'ResourceArns.member.1',
   'ResourceIdList',
-  'RestorableByUserId.1',
+  // EC2 serializes RestorableByUserIds under its locationName: RestorableBy.1=all.
+  'RestorableBy.1',
   'Name',
 ];
 const TOKEN_PARAMS = ['NextToken', 'nextToken', 'Marker', 'continuation-token', 'ExclusiveStartTableName'];

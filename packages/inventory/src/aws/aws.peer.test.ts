@@ -99,7 +99,16 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(get(`arn:aws:ec2:${REGION}::snapshot/snap-b253e6da`).attributes).toMatchObject({
       volume_id: 'vol-ee102886',
       encrypted: null,
+      // Not among the snapshots the RestorableBy=all listing answers.
+      is_public: false,
     });
+    expect(pages('ec2', 'DescribeSnapshots')).toEqual([null, null]);
+    expect(
+      peer.requests
+        .filter((r) => r.action === 'DescribeSnapshots')
+        .map((r) => r.item)
+        .sort(),
+    ).toEqual(['all', null]);
     expect(get(`arn:aws:::${ACCOUNT}`).attributes.ebs_encryption_by_default).toEqual({ [REGION]: false });
 
     // VPC: the security group rules the sg-open detectors read, flattened one per source.
@@ -138,6 +147,14 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(demo.attributes.lifecycle_rules).toEqual([expect.objectContaining({ id: 'Rule for TaxDocs/' })]);
     expect(demo.attributes.server_side_encryption_configuration).toMatchObject({
       rules: [{ apply_server_side_encryption_by_default: { sse_algorithm: 'AES256' } }],
+    });
+    expect(demo.attributes.acl).toMatchObject({
+      grants: [
+        {
+          grantee: { type: 'CanonicalUser', display_name: 'CustomersName@amazon.com' },
+          permission: 'FULL_CONTROL',
+        },
+      ],
     });
     const open = get('arn:aws:s3:::bucket-1355863083');
     expect(open.tags).toEqual({ organization: 'marketing' });
