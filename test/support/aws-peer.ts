@@ -10,9 +10,8 @@ import { fileURLToPath } from 'node:url';
  * A local HTTP peer that plays AWS for the real SDK v3 clients (pointed at it with `endpoint` or
  * `AWS_ENDPOINT_URL`). It answers from recorded responses (test/support/aws-recordings: AWS's
  * published answers, each naming its source; see its README) in each service's wire protocol: EC2
- * query → EC2 XML, the other query
- * services → `<XResponse><XResult>` XML, S3 REST-XML, DynamoDB/CloudWatch JSON 1.0, CloudTrail/Logs
- * JSON 1.1. Written by hand because no npm library plays AWS from recorded pages: moto and
+ * query → EC2 XML, the other query services → `<XResponse><XResult>` XML, S3 REST-XML,
+ * DynamoDB/CloudWatch JSON 1.0, CloudTrail/Logs JSON 1.1. Written by hand because no npm library plays AWS from recorded pages: moto and
  * LocalStack are Python services that answer from their own model of AWS, the opposite of the point.
  *
  * Routing: the service and region come from the SigV4 credential scope of the Authorization header
