@@ -95,7 +95,8 @@ describe('env connect --aws-profile, against the recorded AWS account', () => {
   it('scans the account through a worker and finds its problems', async () => {
     const { scan } = await admin(['scan', '--tenant', member.tenant.slug, '--wait']);
     expect(scan).toMatchObject({ status: 'completed', partial: false, warnings: [] });
-    expect(scan.counts.resources).toBe(38);
+    // The recorded account: 55 resources over the services and both pages of each paged listing.
+    expect(scan.counts.resources).toBe(55);
     const stsCalls = peer.requests.filter((r) => r.service === 'sts');
     expect(stsCalls.length).toBeGreaterThan(0); // the worker's SDK clients reached the peer
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -8,10 +8,10 @@ import { fileURLToPath } from 'node:url';
 
 /**
  * A local HTTP peer that plays AWS for the real SDK v3 clients (pointed at it with `endpoint` or
- * `AWS_ENDPOINT_URL`). It answers from recorded responses (test/support/aws-recordings, each naming
- * the AWS page it comes from) in each service's wire protocol: EC2 query → EC2 XML, the other query
- * services → `<XResponse><XResult>` XML, S3 REST-XML, DynamoDB/CloudWatch JSON 1.0, CloudTrail/Logs
- * JSON 1.1. Written by hand because no npm library plays AWS from recorded pages: moto and
+ * `AWS_ENDPOINT_URL`). It answers from recorded responses (test/support/aws-recordings: AWS's
+ * published answers, each naming its source; see its README) in each service's wire protocol: EC2
+ * query → EC2 XML, the other query services → `<XResponse><XResult>` XML, S3 REST-XML,
+ * DynamoDB/CloudWatch JSON 1.0, CloudTrail/Logs JSON 1.1. Written by hand because no npm library plays AWS from recorded pages: moto and
  * LocalStack are Python services that answer from their own model of AWS, the opposite of the point.
  *
  * Routing: the service and region come from the SigV4 credential scope of the Authorization header
@@ -60,7 +60,8 @@ const ITEM_PARAMS = [
   'TargetGroupArn',
   'ResourceArns.member.1',
   'ResourceIdList',
-  'RestorableByUserId.1',
+  // EC2 serializes RestorableByUserIds under its locationName: RestorableBy.1=all.
+  'RestorableBy.1',
   'Name',
 ];
 const TOKEN_PARAMS = ['NextToken', 'nextToken', 'Marker', 'continuation-token', 'ExclusiveStartTableName'];
@@ -115,8 +116,11 @@ interface Recording {
 }
 
 /**
- * A recording file: `# key: value` header lines (`source`, `note`, `status`, `header`), a blank line,
- * then the body exactly as sent on the wire.
+ * A recording file: `# key: value` header lines (`source`, `fidelity`, `note`, `status`, `header`), a
+ * blank line, then the body exactly as sent on the wire. `source` names where the body comes from
+ * (repository, path and commit, or a page's URL); `fidelity` says how it came: `verbatim` (the
+ * source's wire body byte for byte), `rendered` (the source gives the response's data in another
+ * form, e.g. an examples-1.json output, put into the service's wire format) or `unverified`.
  */
 function readRecording(file: string): Recording {
   const text = readFileSync(file, 'utf8');
@@ -134,6 +138,22 @@ function readRecording(file: string): Recording {
     }
   }
   return rec;
+}
+
+/** Every recording, as its path under aws-recordings and its `# key: value` header lines. */
+export function listRecordings(): Array<{ file: string; header: Array<[string, string]> }> {
+  const out: Array<{ file: string; header: Array<[string, string]> }> = [];
+  for (const file of readdirSync(RECORDINGS, { recursive: true, encoding: 'utf8' }).sort()) {
+    if (!/\.(xml|json)$/.test(file)) continue;
+    const text = readFileSync(join(RECORDINGS, file), 'utf8');
+    const split = text.indexOf('\n\n');
+    const header = (split < 0 ? '' : text.slice(0, split))
+      .split('\n')
+      .map((l) => /^#\s*([a-z-]+):\s*(.*)$/.exec(l))
+      .map((m): [string, string] => (m ? [m[1] as string, m[2] as string] : ['', '']));
+    out.push({ file, header });
+  }
+  return out;
 }
 
 const lastPart = (v: string) => v.split(/[/:]/).filter(Boolean).pop() ?? v;

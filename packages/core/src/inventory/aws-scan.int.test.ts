@@ -187,7 +187,7 @@ describe('an AWS scan against the recorded account', () => {
       .selectFrom('resources')
       .select('attributes')
       .where('tenant_id', '=', tenantId)
-      .where('arn', '=', 'arn:aws:s3:::amzn-s3-demo-bucket1')
+      .where('arn', '=', 'arn:aws:s3:::bucket-1355863083')
       .executeTakeFirstOrThrow();
     expect(bucket.attributes).toMatchObject({ bucket_policy_is_public: true, block_public_policy: null });
     expect((await openChecks(tenantId)).has('security.s3_public')).toBe(false);
