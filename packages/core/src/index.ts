@@ -23,6 +23,7 @@ export * from './reports/report-jobs';
 export * from './integrations/secret-box';
 export * from './integrations/catalog';
 export * from './integrations/deliveries';
+export * from './integrations/outbound';
 export * from './knowledge/runbooks';
 export * from './graph';
 export * from './incidents/incidents';
