@@ -3,12 +3,8 @@ import { z } from 'zod';
 import { LoginBody, SessionResponse } from '@opsi/contracts';
 import { AppError, SESSION_COOKIE, login, logout, resolveSession } from '@opsi/core';
 import { defineRoute, reply } from '../http/route';
+import { safeNext } from '../http/safe-next';
 import { tenantView, userView } from './views';
-
-/** Only same-site relative paths may be redirect targets. */
-export function safeNext(next: unknown): string {
-  return typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : '/';
-}
 
 function setSessionCookie(ctx: Context, value: string, expires: Date) {
   ctx.cookies.set(SESSION_COOKIE, value, {
@@ -41,13 +37,13 @@ export const postLogin = defineRoute({
     } catch (e) {
       if (isForm && e instanceof AppError && e.status === 401) {
         return reply(303, undefined, {
-          Location: `/login?error=1&next=${encodeURIComponent(safeNext(body.next))}`,
+          Location: `/login?error=1&next=${encodeURIComponent(safeNext(body.next, deps.config.publicUrl))}`,
         });
       }
       throw e;
     }
     setSessionCookie(ctx, session.secret, session.expiresAt);
-    if (isForm) return reply(303, undefined, { Location: safeNext(body.next) });
+    if (isForm) return reply(303, undefined, { Location: safeNext(body.next, deps.config.publicUrl) });
     const auth = (await resolveSession(deps.db, session.secret))!;
     return { user: userView(auth), tenant: tenantView(auth), csrf_token: auth.session.csrf_token };
   },
