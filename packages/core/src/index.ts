@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './context';
 export * from './identity/passwords';
+export * from './identity/sign-in-limits';
 export * from './identity/tenants';
 export * from './identity/users';
 export * from './identity/tokens';
