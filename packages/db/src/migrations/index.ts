@@ -11,6 +11,7 @@ import * as graphSearchIndex from './20261125T0203_graph-search-index';
 import * as resolutionPlans from './20261125T0300_resolution-plans';
 import * as incidentsAndTriage from './20261125T0400_incidents-and-triage';
 import * as knowledge from './20261125T0600_knowledge';
+import * as sandboxAdvisoryLocks from './20261128T1000_sandbox-advisory-locks';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '20261125T0300_resolution-plans': resolutionPlans,
   '20261125T0400_incidents-and-triage': incidentsAndTriage,
   '20261125T0600_knowledge': knowledge,
+  '20261128T1000_sandbox-advisory-locks': sandboxAdvisoryLocks,
 };
