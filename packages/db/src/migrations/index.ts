@@ -12,6 +12,7 @@ import * as resolutionPlans from './20261125T0300_resolution-plans';
 import * as incidentsAndTriage from './20261125T0400_incidents-and-triage';
 import * as knowledge from './20261125T0600_knowledge';
 import * as sandboxAdvisoryLocks from './20261128T1000_sandbox-advisory-locks';
+import * as agentSessionsPerTenant from './20261128T1001_agent-sessions-per-tenant';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '20261125T0400_incidents-and-triage': incidentsAndTriage,
   '20261125T0600_knowledge': knowledge,
   '20261128T1000_sandbox-advisory-locks': sandboxAdvisoryLocks,
+  '20261128T1001_agent-sessions-per-tenant': agentSessionsPerTenant,
 };
