@@ -92,6 +92,8 @@ describe('login CSRF', () => {
     }
     for (const headers of <Array<Record<string, string>>>[
       { 'sec-fetch-site': 'same-origin', origin: api.url },
+      // Our pages send no Referer, so a browser's own form post may say Origin: null.
+      { 'sec-fetch-site': 'same-origin', origin: 'null' },
       { 'sec-fetch-site': 'none' },
       {},
     ]) {

@@ -27,13 +27,18 @@ function setSessionCookie(ctx: Context, publicUrl: string, value: string, expire
 
 /**
  * Login CSRF: a page on another site must not sign the visitor's browser into an account of its
- * choosing. Browsers say where a request comes from (Sec-Fetch-Site, Origin); a cross-site one is 403.
- * Clients that send neither (the CLI, scripts) are not browsers and are let through.
+ * choosing. Browsers say where a request comes from: Sec-Fetch-Site (every current browser) decides,
+ * and a cross-site or same-site one is 403. A browser too old to send it is judged by Origin, which
+ * must be this service's (our pages send no Referer, so such a browser's own form posts say `null`
+ * and are refused too: the cost of not letting a sandboxed cross-site frame through). Clients that
+ * send neither header (the CLI, scripts) are not browsers and are let through.
  */
 function refuseCrossSite(ctx: Context, publicUrl: string) {
   const site = ctx.get('sec-fetch-site');
-  if (site && site !== 'same-origin' && site !== 'none')
+  if (site) {
+    if (site === 'same-origin' || site === 'none') return;
     throw new Forbidden(`Sign-in must come from this site's own page (Sec-Fetch-Site: ${site}).`);
+  }
   const origin = ctx.get('origin');
   if (origin && origin !== new URL(publicUrl).origin && origin !== `${ctx.protocol}://${ctx.host}`)
     throw new Forbidden("Sign-in must come from this site's own page (Origin is another site).");
