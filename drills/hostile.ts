@@ -1,5 +1,5 @@
 import { loginOverHttp } from '../test/support/index';
-import { hostileAuth, hostileCases, type HostileCase } from '../test/support/hostile';
+import { hostileAuth, hostileCases, SSRF_TARGETS, type HostileCase } from '../test/support/hostile';
 import { agentParserFuzz } from './agent-parser-fuzz';
 import { runsSettled, tenantRowCounts } from './lib/http';
 import type { Drill, DrillTenant } from './lib/types';
@@ -10,6 +10,9 @@ import type { Drill, DrillTenant } from './lib/types';
 // token, browser session, a token that does not exist). Several lanes run at once, each as a tenant of
 // its own, so each lane can count its tenant's rows around every request that may write.
 // Expected: no 5xx; every refusal is {detail} (or Node's own 431) and leaves every row count as it was.
+// Then the SSRF address list: a webhook notifier pointing at each (loopback, link-local and metadata,
+// private, CGN, ULA, multicast, mapped and numeric spellings) is refused with 400 naming the rule, on
+// both APIs, and installs nothing. The service refuses before connecting: no traffic leaves for them.
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- OpenAPI documents and JSON answers
 type Json = Record<string, any>;
@@ -128,7 +131,9 @@ export const drill: Drill = {
       }
     };
     await Promise.all(Array.from({ length: lanes }, lane));
-    for (const line of [...tally.fiveXx, ...tally.noDetail, ...tally.wrote].slice(0, 15)) ctx.log(line);
+    const ssrf = await ssrfPass(ctx);
+    for (const line of [...tally.fiveXx, ...tally.noDetail, ...tally.wrote, ...ssrf.missed].slice(0, 15))
+      ctx.log(line);
     const row = (measure: string, value: number | string, target: string, pass: boolean) => ({
       drill: 'hostile',
       measure,
@@ -143,7 +148,50 @@ export const drill: Drill = {
       row('refusals without {detail}', tally.noDetail.length, '0', tally.noDetail.length === 0),
       row('rows written by refused requests', tally.rowsWritten, '0', tally.wrote.length === 0),
       row('requests accepted (valid despite the hostile value)', tally.accepted, 'info', true),
+      row(
+        'SSRF notifier URLs refused with 400 naming the rule',
+        `${ssrf.refused} / ${ssrf.sent}`,
+        `${ssrf.sent}`,
+        ssrf.refused === ssrf.sent && ssrf.sent > 0,
+      ),
+      row('notifiers installed for SSRF URLs', ssrf.installed, '0', ssrf.installed === 0),
       ...(await agentParserFuzz(ctx)),
     ];
   },
 };
+
+/** Installs a webhook and a Slack notifier at every address of SSRF_TARGETS, on every API. */
+async function ssrfPass(ctx: Parameters<Drill['run']>[0]) {
+  const tenant = await ctx.newTenant();
+  const out = { sent: 0, refused: 0, installed: 0, missed: [] as string[] };
+  for (const api of ctx.stack.apis)
+    for (const [url, rule] of SSRF_TARGETS)
+      for (const settings of [
+        { tool_id: 'webhook', settings: { url, secret: 'drill-secret-0123456789' } },
+        { tool_id: 'slack', settings: { url } },
+      ]) {
+        if (ctx.signal.aborted) return out;
+        out.sent++;
+        const res = await fetch(`${api.url}/api/v1/marketplace/tenant/tools`, {
+          method: 'POST',
+          headers: {
+            authorization: `Bearer ${tenant.tokens.read_write}`,
+            'content-type': 'application/json',
+          },
+          body: JSON.stringify(settings),
+        });
+        const body = (await res.json().catch(() => ({}))) as { detail?: string };
+        if (res.status === 400 && rule.test(body.detail ?? '')) out.refused++;
+        else
+          out.missed.push(
+            `ssrf ${settings.tool_id} ${url}: ${res.status} ${JSON.stringify(body).slice(0, 120)}`,
+          );
+      }
+  const rows = await ctx.stack.database.db
+    .selectFrom('tenant_tools')
+    .select('tool_id')
+    .where('tenant_id', '=', tenant.id)
+    .execute();
+  out.installed = rows.length;
+  return out;
+}

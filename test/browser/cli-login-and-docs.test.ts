@@ -37,12 +37,22 @@ const problems: string[] = [];
 const cliEnv = () => ({ OPSI_CONFIG_DIR: configDir, OPSI_URL: base });
 
 /** Waits until the command printed the sign-in address; answers it and the listener's port. */
-async function signInAddress(cli: CliRun): Promise<{ url: string; port: number; state: string }> {
+async function signInAddress(
+  cli: CliRun,
+): Promise<{ url: string; port: number; state: string; challenge: string }> {
   await expect.poll(() => cli.stderr(), { timeout: 30_000 }).toMatch(/\/cli\/login\?\S+/);
   const url = /(http:\/\/\S+\/cli\/login\?\S+)/.exec(cli.stderr())![1]!;
   const parsed = new URL(url);
-  return { url, port: Number(parsed.searchParams.get('port')), state: parsed.searchParams.get('state')! };
+  return {
+    url,
+    port: Number(parsed.searchParams.get('port')),
+    state: parsed.searchParams.get('state')!,
+    challenge: parsed.searchParams.get('code_challenge')!,
+  };
 }
+
+/** Every address the browser went to, to show that no token was ever in one. */
+const visited: string[] = [];
 
 beforeAll(async () => {
   t = await createTestContext();
@@ -53,6 +63,7 @@ beforeAll(async () => {
   browser = await launchChromium();
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   page = await context.newPage();
+  page.on('framenavigated', (f) => visited.push(f.url()));
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()} @ ${m.location().url}`);
   });
@@ -70,19 +81,24 @@ describe('opsi login in a real browser', () => {
   let token = '';
   let loginState = '';
   let loginPort = 0;
+  let loginChallenge = '';
 
   it('signs in, approves, and the command receives and stores a read_write token with mode 0600', async () => {
     const cli = startCli(['login', '--no-browser', '--name', 'laptop'], cliEnv());
     try {
-      const { url, port, state } = await signInAddress(cli);
+      const { url, port, state, challenge } = await signInAddress(cli);
       loginState = state;
       loginPort = port;
+      loginChallenge = challenge;
       expect(url.startsWith(`${base}/cli/login?`)).toBe(true);
       expect(state.length).toBeGreaterThanOrEqual(32);
+      // PKCE: the S256 challenge is sent; the verifier stays in the command.
+      expect(challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
+      expect(new URL(url).searchParams.get('code_challenge_method')).toBe('S256');
 
       // A redirect with a wrong state is refused, and the command keeps waiting for the right one.
       const wrong = await fetch(
-        `http://127.0.0.1:${port}/callback?state=${'x'.repeat(32)}&token=opsi_${'a'.repeat(43)}`,
+        `http://127.0.0.1:${port}/callback?state=${'x'.repeat(32)}&code=${'a'.repeat(43)}`,
       );
       expect(wrong.status).toBe(400);
       expect(await wrong.text()).toContain('wrong or already used state');
@@ -100,6 +116,10 @@ describe('opsi login in a real browser', () => {
       await page.fill('#cli-approve input[name=name]', 'laptop (approved)');
       await Promise.all([page.waitForURL(`http://127.0.0.1:${port}/callback?**`), page.click('#approve')]);
       expect(await page.locator('h1').textContent()).toBe('Signed in');
+      // The redirect carried a one-time code and the state, not the token.
+      const landed = new URL(page.url());
+      expect([...landed.searchParams.keys()].sort()).toEqual(['code', 'state']);
+      expect(landed.searchParams.get('code')).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
       const result = await cli.done;
       expect(result.code, result.stderr).toBe(0);
@@ -116,6 +136,9 @@ describe('opsi login in a real browser', () => {
     expect(login).toMatchObject({ user: member.user.email, tenant: member.tenant.slug });
     token = login.token;
     expect(token).toMatch(TOKEN);
+    // No address the browser visited (history, sync) carried it.
+    expect(visited.length).toBeGreaterThan(2);
+    for (const address of visited) expect(address).not.toContain(token);
   });
 
   it('the stored token works, for the command and for the API', async () => {
@@ -137,21 +160,27 @@ describe('opsi login in a real browser', () => {
     // The browser was left on the command's loopback page; replay from the service's own origin.
     await page.goto(`${base}/settings/tokens`);
     const result = await page.evaluate(
-      async ({ port, state }) => {
+      async ({ port, state, challenge }) => {
         const csrf = document.querySelector('meta[name=csrf-token]')!.getAttribute('content')!;
         const res = await fetch('/cli/login', {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-csrf-token': csrf },
-          body: JSON.stringify({ port, state, name: 'again' }),
+          body: JSON.stringify({
+            port,
+            state,
+            name: 'again',
+            code_challenge: challenge,
+            code_challenge_method: 'S256',
+          }),
         });
         return { status: res.status, body: await res.json() };
       },
-      { port: loginPort, state: loginState },
+      { port: loginPort, state: loginState, challenge: loginChallenge },
     );
     expect(result.status).toBe(409);
     expect(result.body.detail).toContain('already used');
     await expect(
-      fetch(`http://127.0.0.1:${loginPort}/callback?state=${loginState}&token=${token}`),
+      fetch(`http://127.0.0.1:${loginPort}/callback?state=${loginState}&code=${'a'.repeat(43)}`),
     ).rejects.toThrow();
     const tokens = await call(base, 'GET', '/api/v1/tokens', { token });
     expect(tokens.body.tokens).toHaveLength(1);

@@ -62,7 +62,8 @@ beforeAll(async () => {
   await new Promise<void>((r) => receiver.listen(rport, '127.0.0.1', () => r()));
   receiverUrl = `http://127.0.0.1:${rport}/hooks/opsi-path-credential`;
 
-  svc = await startSplitServices();
+  // The receiver is on loopback, which notifiers may reach only through the test allow-list.
+  svc = await startSplitServices({ env: { OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32' } });
   ({ t, base } = svc);
   processes.push(svc.api, svc.worker!); // their logs are checked for secrets below
   a = await createTenantWithUser(t, { tier: 'team' });

@@ -154,3 +154,35 @@ export function matchesTemplate(template: string, path: string): boolean {
   const re = new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]*')}$`);
   return re.test(path.split('?')[0]!);
 }
+
+/**
+ * Notifier URLs that must never be reached (server-side request forgery), each with the rule its 400
+ * names: loopback, link-local and the cloud metadata address, private, carrier-grade NAT, unique-local,
+ * multicast, unspecified, and IPv4-mapped and numeric spellings of them. Used by the notifier
+ * integration test and the hostile drill; nothing is ever sent to them (they are refused before any
+ * connection).
+ */
+export const SSRF_TARGETS: Array<[url: string, rule: RegExp]> = [
+  ['http://169.254.169.254/latest/meta-data/', /169\.254\.169\.254 is a cloud metadata address/],
+  ['http://[::ffff:169.254.169.254]/', /169\.254\.169\.254 is a cloud metadata address/],
+  ['http://[::ffff:a9fe:a9fe]/', /169\.254\.169\.254 is a cloud metadata address/],
+  ['http://[fd00:ec2::254]/', /cloud metadata address/],
+  ['http://100.100.100.200/', /cloud metadata address/],
+  ['http://169.254.1.1/', /link-local/],
+  ['http://[fe80::1]/', /link-local/],
+  ['http://10.0.0.1/hook', /private address \(RFC 1918\)/],
+  ['https://192.168.1.10/hook', /private address/],
+  ['http://172.16.0.1/', /private address/],
+  ['http://100.64.0.1/', /carrier-grade NAT/],
+  ['http://[fd00::1]/', /unique-local/],
+  ['http://[::1]:8080/', /loopback/],
+  ['http://127.0.0.2/', /loopback/],
+  ['http://[::ffff:127.0.0.2]/', /loopback/],
+  ['http://2130706434/', /127\.0\.0\.2 is a loopback address/],
+  ['http://0x7f.0.0.2/', /127\.0\.0\.2 is a loopback address/],
+  ['http://224.0.0.1/', /multicast/],
+  ['http://[ff02::1]/', /multicast/],
+  ['http://0.0.0.0/', /unspecified/],
+  ['http://[::]/', /unspecified/],
+  ['http://255.255.255.255/', /broadcast/],
+];

@@ -18,6 +18,7 @@ import {
   ensureDemoTenant,
   expireToken,
   installTool,
+  outboundPolicyFor,
   listTenantTools,
   listTerraformStates,
   removeTerraformState,
@@ -564,12 +565,19 @@ tools
   .action(
     run(async (toolId: string, o: { tenant: string; url?: string; secret?: string; events?: string }) => {
       const { tool, created } = await withDb(async (db) =>
-        installTool(db, secretBoxFor(config), await tenantId(db, o.tenant), OPERATOR, {
-          tool_id: toolId,
-          url: o.url,
-          secret: o.secret,
-          events: o.events?.split(',').map((e) => e.trim()),
-        }),
+        installTool(
+          db,
+          secretBoxFor(config),
+          await tenantId(db, o.tenant),
+          OPERATOR,
+          {
+            tool_id: toolId,
+            url: o.url,
+            secret: o.secret,
+            events: o.events?.split(',').map((e) => e.trim()),
+          },
+          outboundPolicyFor(config),
+        ),
       );
       print(
         { tool, created },

@@ -1,6 +1,7 @@
 import Koa from 'koa';
 import type { ApiDeps } from './deps';
 import { errorMiddleware } from './http/errors';
+import { securityHeaders } from './http/security-headers';
 import { createHttpMetrics, type HttpMetrics } from './http/metrics';
 import { requestContext } from './http/request-context';
 import { buildRouter } from './http/router';
@@ -10,7 +11,7 @@ import { mountQueueDashboard } from './http/queue-dashboard';
 import { routes } from './routes/index';
 import { opsRoutes } from './routes/ops.routes';
 import { defineRoute } from './http/route';
-import { NotFound, setGraphCacheSize, type Auth } from '@opsi/core';
+import { NotFound, setGraphCacheSize, setPasswordHashLimits, type Auth } from '@opsi/core';
 import { authenticate, LoginRedirect } from './http/authenticate';
 import { isConsoleAddress } from './console/paths';
 import { consoleNotFound } from './routes/console.routes';
@@ -31,25 +32,19 @@ export function allRoutes(metrics: HttpMetrics = createHttpMetrics()): RouteSpec
   return list;
 }
 
-const SECURITY_HEADERS = {
-  'X-Content-Type-Options': 'nosniff',
-  'Referrer-Policy': 'no-referrer',
-  'X-Frame-Options': 'DENY',
-  'Content-Security-Policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
-};
-
 /** The Koa application: request context, errors as {detail}, routes, and {detail} 404/405 for the rest. */
 export async function createApp(deps: ApiDeps) {
   const app = new Koa({ proxy: deps.config.TRUST_PROXY });
   setGraphCacheSize(deps.config.GRAPH_CACHE_TENANTS);
+  setPasswordHashLimits(deps.config.PASSWORD_HASH_CONCURRENCY, deps.config.PASSWORD_HASH_WAIT_MS);
   app.silent = true; // errors are logged once, by the error middleware, with the request id
   const metrics = createHttpMetrics();
   const router = buildRouter(allRoutes(metrics), deps);
   app.use(requestContext(deps.logger, metrics));
   app.use(errorMiddleware);
+  const headers = securityHeaders(deps.config.publicUrl);
   app.use(async (ctx, next) => {
-    ctx.set(SECURITY_HEADERS);
+    ctx.set(headers);
     await next();
   });
   await mountQueueDashboard(app, deps);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunningApi } from './server';
 import {
@@ -26,6 +26,11 @@ let login: BrowserLogin;
 let viewerLogin: BrowserLogin;
 
 const state = () => randomBytes(24).toString('base64url');
+// PKCE as the CLI makes it: a verifier it keeps, the S256 challenge it sends.
+const VERIFIER = randomBytes(32).toString('base64url');
+const CHALLENGE = createHash('sha256').update(VERIFIER).digest('base64url');
+const PKCE = `code_challenge=${CHALLENGE}&code_challenge_method=S256`;
+const pkce = { code_challenge: CHALLENGE, code_challenge_method: 'S256' };
 const session = (l: BrowserLogin, withCsrf = true) => ({
   cookie: l.cookie,
   ...(withCsrf ? { 'x-csrf-token': l.csrf } : {}),
@@ -48,18 +53,18 @@ afterAll(async () => {
 describe('GET /cli/login', () => {
   it('sends a browser without a session to sign in, and back here after', async () => {
     const s = state();
-    const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=laptop`);
+    const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=laptop&${PKCE}`);
     expect(res.status).toBe(302);
     const location = res.headers.get('location')!;
     expect(location.startsWith('/login?next=')).toBe(true);
     expect(decodeURIComponent(location.slice('/login?next='.length))).toBe(
-      `/cli/login?port=4567&state=${s}&name=laptop`,
+      `/cli/login?port=4567&state=${s}&name=laptop&${PKCE}`,
     );
   });
 
   it('asks the signed-in user to approve the token name and scope, naming the loopback address', async () => {
     const s = state();
-    const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=my%20laptop`, {
+    const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=my%20laptop&${PKCE}`, {
       headers: session(login, false),
     });
     expect(res.status).toBe(200);
@@ -69,15 +74,19 @@ describe('GET /cli/login', () => {
     expect(res.text).toContain('read_write');
     expect(res.text).toContain('http://127.0.0.1:4567/callback');
     expect(res.text).toContain(`data-state="${s}"`);
+    expect(res.text).toContain(`data-challenge="${CHALLENGE}"`);
     expect(res.text).toContain('id="approve"');
   });
 
-  it('refuses a port outside 1024..65535 or a malformed state with 400', async () => {
+  it('refuses a port outside 1024..65535, a malformed state, or no S256 challenge with 400', async () => {
     for (const q of [
-      `port=80&state=${state()}`,
-      `port=70000&state=${state()}`,
-      'port=4567&state=short',
-      'state=' + state(),
+      `port=80&state=${state()}&${PKCE}`,
+      `port=70000&state=${state()}&${PKCE}`,
+      `port=4567&state=short&${PKCE}`,
+      `state=${state()}&${PKCE}`,
+      `port=4567&state=${state()}`,
+      `port=4567&state=${state()}&code_challenge=${CHALLENGE}&code_challenge_method=plain`,
+      `port=4567&state=${state()}&code_challenge=short&code_challenge_method=S256`,
     ]) {
       const res = await call(url, 'GET', `/cli/login?${q}`, { headers: session(login, false) });
       expect(res.status, q).toBe(400);
@@ -86,7 +95,7 @@ describe('GET /cli/login', () => {
   });
 
   it('shows a viewer that the CLI needs another role, with no approve button', async () => {
-    const res = await call(url, 'GET', `/cli/login?port=4567&state=${state()}`, {
+    const res = await call(url, 'GET', `/cli/login?port=4567&state=${state()}&${PKCE}`, {
       headers: session(viewerLogin, false),
     });
     expect(res.status).toBe(200);
@@ -96,11 +105,11 @@ describe('GET /cli/login', () => {
 });
 
 describe('POST /cli/login', () => {
-  it('mints a read_write token once per state and answers the loopback redirect', async () => {
+  it('mints a read_write token once per state; the redirect carries a one-time code, never the token', async () => {
     const s = state();
     const res = await call(url, 'POST', '/cli/login', {
       headers: session(login),
-      body: { port: 4567, state: s, name: 'cli on laptop', expires_in_days: 30 },
+      body: { port: 4567, state: s, name: 'cli on laptop', expires_in_days: 30, ...pkce },
     });
     expect(res.status, res.text).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
@@ -108,8 +117,22 @@ describe('POST /cli/login', () => {
     expect(redirect.origin).toBe('http://127.0.0.1:4567');
     expect(redirect.pathname).toBe('/callback');
     expect(redirect.searchParams.get('state')).toBe(s);
-    const token = redirect.searchParams.get('token')!;
+    expect([...redirect.searchParams.keys()].sort()).toEqual(['code', 'state']);
+    expect(res.text).not.toMatch(/opsi_[A-Za-z0-9_-]{43}/);
+    const code = redirect.searchParams.get('code')!;
+    expect(code).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const exchange = (body: unknown) => call(url, 'POST', '/cli/login/token', { body });
+    const got = await exchange({ code, code_verifier: VERIFIER });
+    expect(got.status, got.text).toBe(200);
+    expect(got.headers.get('cache-control')).toBe('no-store');
+    const token = got.body.token as string;
     expect(token).toMatch(/^opsi_[A-Za-z0-9_-]{43}$/);
+    expect(got.body.token_id).toBe(res.body.token_id);
+    // Single use: the same code again is refused.
+    const twice = await exchange({ code, code_verifier: VERIFIER });
+    expect(twice.status).toBe(400);
+    expect(twice.body.detail).toMatch(/unknown, used or expired/);
 
     const me = await call(url, 'GET', '/api/v1/me', { token });
     expect(me.status).toBe(200);
@@ -125,7 +148,7 @@ describe('POST /cli/login', () => {
     // The same state again (a reload, a replayed request): refused, and no second token.
     const again = await call(url, 'POST', '/cli/login', {
       headers: session(login),
-      body: { port: 4567, state: s, name: 'cli on laptop' },
+      body: { port: 4567, state: s, name: 'cli on laptop', ...pkce },
     });
     expect(again.status).toBe(409);
     expect(again.body.detail).toContain('already used');
@@ -133,8 +156,29 @@ describe('POST /cli/login', () => {
     expect(after.body.tokens.filter((x: { name: string }) => x.name === 'cli on laptop')).toHaveLength(1);
   });
 
+  it('a code is bound to its challenge: a wrong verifier gets nothing and burns the code', async () => {
+    const res = await call(url, 'POST', '/cli/login', {
+      headers: session(login),
+      body: { port: 4567, state: state(), name: 'stolen code', ...pkce },
+    });
+    const code = new URL(res.body.redirect).searchParams.get('code')!;
+    const exchange = (body: unknown) => call(url, 'POST', '/cli/login/token', { body });
+    const wrong = await exchange({ code, code_verifier: randomBytes(32).toString('base64url') });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.detail).toMatch(/code_verifier does not match/);
+    expect(wrong.text).not.toMatch(/opsi_/);
+    expect((await exchange({ code, code_verifier: VERIFIER })).status).toBe(400);
+    for (const body of [
+      {},
+      { code },
+      { code, code_verifier: 'short' },
+      { code: 'x', code_verifier: VERIFIER },
+    ])
+      expect((await exchange(body)).status, JSON.stringify(body)).toBe(400);
+  });
+
   it('needs the session and its CSRF header; a bearer token cannot mint', async () => {
-    const body = { port: 4567, state: state(), name: 'x' };
+    const body = { port: 4567, state: state(), name: 'x', ...pkce };
     expect((await call(url, 'POST', '/cli/login', { body })).status).toBe(401);
     expect((await call(url, 'POST', '/cli/login', { body, headers: session(login, false) })).status).toBe(
       403,
@@ -147,11 +191,13 @@ describe('POST /cli/login', () => {
     const { token } = await mintTestToken(t, owner, 'read');
     const before = (await call(url, 'GET', '/api/v1/tokens', { token })).body.tokens.length;
     for (const body of [
-      { port: 22, state: state(), name: 'x' },
-      { port: 4567, state: 'short', name: 'x' },
-      { port: 4567, state: state(), name: '' },
-      { port: 4567, state: state(), name: 'x', expires_in_days: 0 },
-      { port: 4567, state: state(), name: 'x', expires_in_days: '30' },
+      { port: 22, state: state(), name: 'x', ...pkce },
+      { port: 4567, state: 'short', name: 'x', ...pkce },
+      { port: 4567, state: state(), name: '', ...pkce },
+      { port: 4567, state: state(), name: 'x', expires_in_days: 0, ...pkce },
+      { port: 4567, state: state(), name: 'x', expires_in_days: '30', ...pkce },
+      { port: 4567, state: state(), name: 'x' },
+      { port: 4567, state: state(), name: 'x', code_challenge: CHALLENGE, code_challenge_method: 'plain' },
     ]) {
       const res = await call(url, 'POST', '/cli/login', { body, headers: session(login) });
       expect(res.status, JSON.stringify(body)).toBe(400);
@@ -162,7 +208,7 @@ describe('POST /cli/login', () => {
   it('refuses a viewer with 403', async () => {
     const res = await call(url, 'POST', '/cli/login', {
       headers: session(viewerLogin),
-      body: { port: 4567, state: state(), name: 'x' },
+      body: { port: 4567, state: state(), name: 'x', ...pkce },
     });
     expect(res.status).toBe(403);
   });

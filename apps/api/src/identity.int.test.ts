@@ -493,6 +493,22 @@ describe('browser session', () => {
     expect(ok.headers.get('location')).toBe('/settings/tokens');
     const offsite = await form(a.user.email, a.password, '//evil.example.com');
     expect(offsite.headers.get('location')).toBe('/');
+    // Browsers strip tabs and newlines and read \ as /: each of these would leave the origin.
+    for (const next of ['/\t/evil.example', '/\\evil.example', '/\n/evil.example', '/.//evil.example']) {
+      const r = await form(a.user.email, a.password, next);
+      expect(r.headers.get('location'), JSON.stringify(next)).toBe('/');
+    }
+    // The sign-in page itself, already signed in: ?next=/%09/evil.example was Location "/\t/evil.example".
+    for (const next of [
+      '/%09/evil.example',
+      '%2F%2Fevil.example',
+      '/%5Cevil.example',
+      'https:%2F%2Fevil.example',
+    ]) {
+      const r = await call(url, 'GET', `/login?next=${next}`, { headers: { cookie: aLogin.cookie } });
+      expect(r.status).toBe(302);
+      expect(new URL(r.headers.get('location')!, url).origin, next).toBe(new URL(url).origin);
+    }
     const bad = await form(a.user.email, 'wrong-pass', '/settings/tokens');
     expect(bad.status).toBe(303);
     expect(bad.headers.get('location')).toMatch(/^\/login\?error=1/);

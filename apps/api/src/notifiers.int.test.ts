@@ -4,7 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   connectEnvironment,
+  installTool,
   notifyCriticalFindings,
+  secretBoxFor,
   requestScan,
   runMorningReportJob,
   runScan,
@@ -24,6 +26,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
+import { SSRF_TARGETS } from '@opsi/test-support/hostile';
 import type { RunningApi } from './server';
 
 /** A local receiver: records every request, answers what `status` says for its path. */
@@ -72,7 +75,8 @@ beforeAll(async () => {
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   statusFor[failingPath] = 500;
 
-  t = await createTestContext({ LOG_LEVEL: 'trace' });
+  // Test receivers on 127.0.0.1 are loopback, refused unless allowed; ::1 stays refused.
+  t = await createTestContext({ LOG_LEVEL: 'trace', OUTBOUND_ALLOW_CIDRS: '127.0.0.1/32' });
   const logger = createLogger({ LOG_LEVEL: 'trace', LOG_FORMAT: 'json' }, {}, capture);
   api = await startTestApi(t, {}, logger);
   worker = await startTestWorker(
@@ -387,6 +391,57 @@ describe('notifiers', () => {
       .execute();
     expect(rows).toEqual([{ event_kind: 'incident.opened', subject_id: incidentId, status: 'delivered' }]);
     expect(received.filter((r) => r.path === incidentPath)).toHaveLength(1);
+  });
+
+  it('refuses URLs that reach loopback, link-local, private, ULA, multicast or metadata addresses (400 naming the rule)', async () => {
+    const before = await t.db
+      .selectFrom('tenant_tools')
+      .select('tool_id')
+      .where('tenant_id', '=', c.tenant.id)
+      .execute();
+    const cWrite = (await mintTestToken(t, c, 'read_write')).token;
+    for (const [target, rule] of SSRF_TARGETS) {
+      const res = await install({ tool_id: 'slack', settings: { url: target } }, cWrite);
+      expect(res.status, target).toBe(400);
+      expect(res.body.detail, target).toMatch(rule);
+    }
+    expect(
+      await t.db.selectFrom('tenant_tools').select('tool_id').where('tenant_id', '=', c.tenant.id).execute(),
+    ).toEqual(before);
+  });
+
+  it('refuses at delivery time too: a notifier that now reaches a refused address is recorded failed, nothing sent', async () => {
+    // A receiver on ::1 (refused by the worker, whose allow-list has only 127.0.0.1/32); the notifier is
+    // installed past the API's check, as one whose name later resolves elsewhere would be.
+    const hits: string[] = [];
+    const v6 = createServer((req, res) => {
+      hits.push(req.url ?? '');
+      res.end('ok');
+    });
+    await new Promise<void>((r) => v6.listen(0, '::1', r));
+    try {
+      const f = await createTenantWithUser(t);
+      await installTool(
+        t.db,
+        secretBoxFor(t.config),
+        f.tenant.id,
+        { type: 'operator', id: null },
+        { tool_id: 'slack', url: `http://[::1]:${(v6.address() as AddressInfo).port}/rebound` },
+        { allowCidrs: ['::1/128'] },
+      );
+      const job = await runMorningReportJob(
+        t.db,
+        producer,
+        { tenantId: f.tenant.id, periodTo: new Date(), requestedBy: 'test' },
+        policy,
+      );
+      const [row] = await settle(f.tenant.id, job.report_id, 1);
+      expect(row).toMatchObject({ status: 'failed', attempts: 1, response_status: null });
+      expect(row!.last_error).toMatch(/refused: ::1 is a loopback address/);
+      expect(hits).toEqual([]);
+    } finally {
+      await new Promise((r) => v6.close(r));
+    }
   });
 
   it('no secret in any log line', () => {

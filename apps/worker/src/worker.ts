@@ -3,6 +3,7 @@ import { createEngine, createPlanDrafter } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
   attemptDelivery,
+  outboundPolicyFor,
   cancelChannel,
   abandonFinalize,
   executeFinalizePlan,
@@ -213,6 +214,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
           lastAttempt: ctx.job.attemptsStarted >= (ctx.job.opts.attempts ?? 1),
           timeoutMs: config.NOTIFY_TIMEOUT_MS,
           publicUrl: config.publicUrl,
+          outbound: outboundPolicyFor(config),
         }),
     },
     triage: {

@@ -54,6 +54,20 @@ describe('loadConfig', () => {
     );
   });
 
+  it('OUTBOUND_ALLOW_CIDRS: empty by default, CIDRs or addresses, refused in production', () => {
+    expect(loadConfig({}).OUTBOUND_ALLOW_CIDRS).toEqual([]);
+    expect(loadConfig({ OUTBOUND_ALLOW_CIDRS: '127.0.0.1, ::1, 10.0.0.0/8' }).OUTBOUND_ALLOW_CIDRS).toEqual([
+      '127.0.0.1/32',
+      '::1/128',
+      '10.0.0.0/8',
+    ]);
+    expect(() => loadConfig({ OUTBOUND_ALLOW_CIDRS: 'localhost' })).toThrow(/OUTBOUND_ALLOW_CIDRS/);
+    expect(() => loadConfig({ OUTBOUND_ALLOW_CIDRS: '10.0.0.0/33' })).toThrow(/OUTBOUND_ALLOW_CIDRS/);
+    expect(() => loadConfig({ NODE_ENV: 'production', OUTBOUND_ALLOW_CIDRS: '127.0.0.1' })).toThrow(
+      /OUTBOUND_ALLOW_CIDRS: a test setting/,
+    );
+  });
+
   it('configures hosted models and refuses incomplete ones', () => {
     expect(loadConfig({}).AGENT_MAX_STEPS).toBe(8);
     const openai = loadConfig({

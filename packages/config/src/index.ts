@@ -1,8 +1,34 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+/** `a.b.c.d/n` or `v6::/n` (a bare address is one address), normalized to CIDR form. */
+const cidrList = z
+  .string()
+  .transform((v) =>
+    v
+      .split(',')
+      .map((c) => c.trim())
+      .filter(Boolean),
+  )
+  .pipe(
+    z.array(
+      z
+        .string()
+        .refine((c) => {
+          const [addr = '', bits, extra] = c.split('/');
+          const kind = isIP(addr);
+          if (!kind || extra !== undefined) return false;
+          if (bits === undefined) return true;
+          const n = Number(bits);
+          return /^\d{1,3}$/.test(bits) && n <= (kind === 4 ? 32 : 128);
+        }, 'each entry must be an IP address or CIDR (127.0.0.1/32, ::1/128)')
+        .transform((c) => (c.includes('/') ? c : `${c}/${isIP(c) === 4 ? 32 : 128}`)),
+    ),
+  );
 
 const optionalUrl = z
   .string()
@@ -168,6 +194,21 @@ export const EnvSchema = z.object({
   NOTIFY_BACKOFF_MS: z.coerce.number().int().min(10).default(30_000),
   /** Timeout of one notifier request. */
   NOTIFY_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /**
+   * Tests only (refused when NODE_ENV=production): addresses (CIDRs, comma-separated) that tenant-set
+   * URLs may reach although they are loopback, private or link-local, e.g. a test's receiver on
+   * 127.0.0.1/32. Default: none.
+   */
+  OUTBOUND_ALLOW_CIDRS: cidrList.default([]),
+  /** Sign-in: wrong passwords for one account within LOGIN_WINDOW_SECONDS before 429 with Retry-After. */
+  LOGIN_MAX_FAILURES_PER_ACCOUNT: z.coerce.number().int().min(1).max(10_000).default(20),
+  /** Sign-in: failed sign-ins from one client address within LOGIN_WINDOW_SECONDS before 429. */
+  LOGIN_MAX_FAILURES_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(100),
+  /** The window of the sign-in limits; each further window over the limit doubles the wait (to 1 hour). */
+  LOGIN_WINDOW_SECONDS: z.coerce.number().int().min(1).max(86_400).default(60),
+  /** Password hashes (argon2) at once per process; more wait up to PASSWORD_HASH_WAIT_MS, then 503. */
+  PASSWORD_HASH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  PASSWORD_HASH_WAIT_MS: z.coerce.number().int().min(0).max(60_000).default(2_000),
   OPERATOR_USER: z.string().min(1).optional(),
   OPERATOR_PASSWORD: z.string().min(12).optional(),
 });
@@ -209,6 +250,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     if (e.AGENT_ENGINE === 'anthropic' && !e.AGENT_API_KEY) {
       problems.push('AGENT_API_KEY: needed when AGENT_ENGINE=anthropic');
     }
+  }
+  if (e.OUTBOUND_ALLOW_CIDRS.length && e.NODE_ENV === 'production') {
+    problems.push('OUTBOUND_ALLOW_CIDRS: a test setting, refused when NODE_ENV=production');
   }
   if (e.BULL_BOARD_ENABLED && (!e.OPERATOR_USER || !e.OPERATOR_PASSWORD)) {
     problems.push('BULL_BOARD_ENABLED: needs OPERATOR_USER and OPERATOR_PASSWORD (12+ characters)');

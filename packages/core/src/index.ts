@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './context';
 export * from './identity/passwords';
+export * from './identity/sign-in-limits';
 export * from './identity/tenants';
 export * from './identity/users';
 export * from './identity/tokens';
@@ -24,6 +25,7 @@ export * from './reports/report-jobs';
 export * from './integrations/secret-box';
 export * from './integrations/catalog';
 export * from './integrations/deliveries';
+export * from './integrations/outbound';
 export * from './knowledge/runbooks';
 export * from './graph';
 export * from './incidents/incidents';

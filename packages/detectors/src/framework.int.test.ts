@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from '@opsi/db';
 import {
   createTenantWithUser,
   createTestContext,
@@ -7,7 +8,7 @@ import {
 } from '@opsi/test-support';
 import { ebsUnattached } from './finops/ebs-unattached';
 import { runDetectors } from './runner';
-import { runSandboxed, SandboxRefused } from './sandbox';
+import { DEFAULT_LIMITS, runSandboxed, SandboxRefused } from './sandbox';
 import { savingsTotal } from './savings';
 import { syncDemo } from './testing';
 
@@ -70,6 +71,54 @@ describe('the sandbox', () => {
     await expect(runSandboxed(t.db, a.tenant.id, 'drop table resources')).rejects.toBeInstanceOf(
       SandboxRefused,
     );
+  });
+
+  it('cannot take advisory locks (session or transaction), so none outlives a re-run', async () => {
+    const locks = [
+      'select pg_advisory_lock(42)',
+      'select pg_advisory_lock(4, 2)',
+      'select pg_advisory_lock_shared(42)',
+      'select pg_try_advisory_lock(42)',
+      'select pg_try_advisory_lock_shared(4, 2)',
+      'select pg_advisory_xact_lock(42)',
+      'select pg_advisory_xact_lock_shared(42)',
+      'select pg_try_advisory_xact_lock(42)',
+      'select pg_try_advisory_xact_lock_shared(42)',
+      'select pg_advisory_unlock_all()',
+      'select pg_advisory_unlock(42)',
+      `select r.id, pg_try_advisory_lock(hashtext(r.id::text)) from resources r`,
+    ];
+    for (const query of locks)
+      await expect(runSandboxed(t.db, a.tenant.id, query), query).rejects.toThrow(/permission denied/);
+    const held = await sql<{
+      n: number;
+    }>`select count(*)::int as n from pg_locks where locktype = 'advisory'`.execute(t.db);
+    expect(held.rows[0]!.n).toBe(0);
+    // The service's own role keeps them (the audit chain and others take transaction locks).
+    const own = await sql<{ ok: boolean }>`select pg_try_advisory_xact_lock(42) as ok`.execute(t.db);
+    expect(own.rows[0]!.ok).toBe(true);
+  });
+
+  it('sets work_mem and temp_file_limit for the re-run only', async () => {
+    const inside = await runSandboxed(
+      t.db,
+      a.tenant.id,
+      `select current_setting('work_mem') as work_mem, current_setting('temp_file_limit') as temp_file_limit`,
+    );
+    expect(inside.rows[0]).toEqual({ work_mem: '8MB', temp_file_limit: '64MB' });
+    // A sort that spills past the limit fails instead of filling the disk.
+    await expect(
+      runSandboxed(t.db, a.tenant.id, 'select g from generate_series(1, 3000000) g order by g desc', {
+        ...DEFAULT_LIMITS,
+        workMemKb: 64,
+        tempFileLimitKb: 1024,
+      }),
+    ).rejects.toThrow(/temp_file_limit/);
+    const outside = await sql<{
+      w: string;
+      t: string;
+    }>`select current_setting('work_mem') as w, current_setting('temp_file_limit') as t`.execute(t.db);
+    expect(outside.rows[0]).not.toEqual({ w: '8MB', t: '64MB' });
   });
 
   it('caps rows and bytes', async () => {

@@ -8817,7 +8817,7 @@ export type paths = {
         put?: never;
         /**
          * Sign in with email and password; sets the HttpOnly session cookie
-         * @description JSON answers {user, tenant, csrf_token}. An HTML form post (urlencoded) is redirected to the next page, or back to /login on failure. Wrong email or password: 401 (the same answer for both).
+         * @description JSON answers {user, tenant, csrf_token}. An HTML form post (urlencoded) is redirected to the next page, or back to /login on failure. Wrong email or password: 401 (the same answer for both). Too many failures for the account or the client address (LOGIN_MAX_FAILURES_*): 429 with Retry-After. A cross-site browser request (Sec-Fetch-Site or Origin of another site): 403. Too many password checks at once: 503 with Retry-After.
          */
         post: {
             parameters: {
@@ -8898,6 +8898,15 @@ export type paths = {
                         "application/json": components["schemas"]["Error"];
                     };
                 };
+                /** @description Valid credential without the right: scope, tenant, or CSRF */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
                 /** @description Request body too large */
                 413: {
                     headers: {
@@ -8909,6 +8918,24 @@ export type paths = {
                 };
                 /** @description Unsupported body content type */
                 415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Daily agent budget exhausted (Retry-After: seconds to 00:00 UTC) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A dependency is unavailable */
+                503: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -63,12 +63,14 @@ export const PAGES_JS = `
     post('/auth/logout').then(function () { location.href = '/login'; });
   });
 
-  // /cli/login: approve mints the token and sends the browser to the CLI's loopback listener; cancel
-  // tells the listener no, so the command stops waiting.
+  // /cli/login: approve mints the token and sends the browser to the CLI's loopback listener with a
+  // one-time code (the CLI trades it for the token with its PKCE verifier); cancel tells the listener
+  // no, so the command stops waiting.
   var cli = document.getElementById('cli-approve');
   if (cli) {
     var port = cli.getAttribute('data-port');
     var state = cli.getAttribute('data-state');
+    var challenge = cli.getAttribute('data-challenge');
     var cliError = document.getElementById('cli-error');
     var deny = document.getElementById('deny');
     if (deny) deny.addEventListener('click', function () {
@@ -77,7 +79,10 @@ export const PAGES_JS = `
     cli.addEventListener('submit', function (e) {
       e.preventDefault();
       cliError.textContent = '';
-      var body = { port: Number(port), state: state, name: cli.elements.name.value };
+      var body = {
+        port: Number(port), state: state, name: cli.elements.name.value,
+        code_challenge: challenge, code_challenge_method: 'S256'
+      };
       var days = cli.elements.expires_in_days.value;
       body.expires_in_days = days ? Number(days) : null;
       var approve = document.getElementById('approve');

@@ -23,6 +23,7 @@ import {
   createLearning,
   createRunbook,
   installTool,
+  outboundPolicyFor,
   latestMorningReport,
   listCatalogFor,
   listLearnings,
@@ -156,12 +157,19 @@ export const postTenantTool = defineRoute({
   errors: [400, 409, 415],
   handler: async ({ deps, auth, body }) => {
     const actor = requireToolManager(auth);
-    const { tool, created } = await installTool(deps.db, secretBoxFor(deps.config), auth.tenant.id, actor, {
-      tool_id: body.tool_id,
-      url: body.settings?.url,
-      secret: body.settings?.secret,
-      events: body.settings?.events,
-    });
+    const { tool, created } = await installTool(
+      deps.db,
+      secretBoxFor(deps.config),
+      auth.tenant.id,
+      actor,
+      {
+        tool_id: body.tool_id,
+        url: body.settings?.url,
+        secret: body.settings?.secret,
+        events: body.settings?.events,
+      },
+      outboundPolicyFor(deps.config),
+    );
     return reply(created ? 201 : 200, tool);
   },
 });

@@ -3,7 +3,7 @@ import { SESSION_COOKIE, listTokens, resolveSession, revokeToken, type Auth } fr
 import { defineRoute, reply } from '../http/route';
 import { APP_CSS, PAGES_JS } from '../pages/assets';
 import { html, layout, type Html } from '../pages/html';
-import { safeNext } from './auth.routes';
+import { safeNext } from '../http/safe-next';
 
 const HTML = { 'Content-Type': 'text/html; charset=utf-8', 'Cache-Control': 'no-store' };
 const page = { html: true } as const;
@@ -138,7 +138,7 @@ export const getLoginPage = defineRoute({
   query: z.object({ next: z.string().optional(), error: z.string().optional() }),
   responses: { 200: page },
   handler: async ({ ctx, deps, query }) => {
-    const next = safeNext(query.next);
+    const next = safeNext(query.next, deps.config.publicUrl);
     const cookie = ctx.cookies.get(SESSION_COOKIE);
     if (cookie && (await resolveSession(deps.db, cookie))) return reply(302, undefined, { Location: next });
     return reply(200, loginPage(next, query.error !== undefined), HTML);

@@ -1,4 +1,4 @@
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { hostname } from 'node:os';
@@ -8,6 +8,7 @@ import type { Context } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 
 const TOKEN = /^opsi_[A-Za-z0-9_-]{43}$/;
+const CODE = /^[A-Za-z0-9_-]{43}$/;
 const LOGIN_TIMEOUT_MS = 10 * 60_000;
 
 function page(title: string, text: string): string {
@@ -21,13 +22,36 @@ function sameState(given: string | null, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
+/** PKCE (RFC 7636): a random verifier kept here, and its S256 challenge sent when the login starts. */
+export function pkcePair(): { verifier: string; challenge: string } {
+  const verifier = randomBytes(32).toString('base64url');
+  return { verifier, challenge: createHash('sha256').update(verifier).digest('base64url') };
+}
+
+/**
+ * Trades the one-time code from the browser's redirect for the token, on a back-channel POST that
+ * proves, with the verifier, that this is the process that started the login.
+ */
+export async function exchangeCode(baseUrl: string, code: string, verifier: string): Promise<string> {
+  const res = await fetch(`${baseUrl}/cli/login/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ code, code_verifier: verifier }),
+  });
+  const body = (await res.json().catch(() => ({}))) as { token?: string; detail?: string };
+  if (!res.ok || !body.token || !TOKEN.test(body.token))
+    throw new CliError(`sign-in failed: ${body.detail ?? `HTTP ${res.status}`}`, EXIT.auth);
+  return body.token;
+}
+
 /**
  * Listens on 127.0.0.1 at a random port for the one redirect that carries the state it made. A wrong
- * state is answered 400 and the wait goes on; once a token arrived, the state is spent and any repeat is
- * refused. Resolves with the token, rejects when the user cancels in the browser or time runs out.
+ * state is answered 400 and the wait goes on; once a code arrived, the state is spent and any repeat is
+ * refused. Resolves with the one-time code (never a token: that comes over the back channel), rejects
+ * when the user cancels in the browser or time runs out.
  */
 export async function waitForBrowser(state: string, timeoutMs = LOGIN_TIMEOUT_MS) {
-  let settle!: { resolve: (token: string) => void; reject: (e: Error) => void };
+  let settle!: { resolve: (code: string) => void; reject: (e: Error) => void };
   const result = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   let spent = false;
   const server: Server = createServer((req, res) => {
@@ -51,16 +75,16 @@ export async function waitForBrowser(state: string, timeoutMs = LOGIN_TIMEOUT_MS
         'This sign-in does not belong to the waiting <code>opsi login</code> (wrong or already used state). Run <code>opsi login</code> again.',
       );
     const error = url.searchParams.get('error');
-    const token = url.searchParams.get('token') ?? '';
+    const code = url.searchParams.get('code') ?? '';
     if (error) {
       spent = true;
       answer(200, 'Sign-in cancelled', 'No token was created. You can close this tab.');
       return settle.reject(new CliError('sign-in was cancelled in the browser', EXIT.auth));
     }
-    if (!TOKEN.test(token)) return answer(400, 'Sign-in refused', 'The redirect carried no valid token.');
+    if (!CODE.test(code)) return answer(400, 'Sign-in refused', 'The redirect carried no valid code.');
     spent = true;
-    answer(200, 'Signed in', 'The opsi command line has its token. You can close this tab.');
-    settle.resolve(token);
+    answer(200, 'Signed in', 'The opsi command line is fetching its token. You can close this tab.');
+    settle.resolve(code);
   });
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -74,7 +98,7 @@ export async function waitForBrowser(state: string, timeoutMs = LOGIN_TIMEOUT_MS
     server.closeAllConnections();
     server.close();
   };
-  return { port, token: result.finally(close), close };
+  return { port, code: result.finally(close), close };
 }
 
 export interface LoginOptions {
@@ -89,9 +113,16 @@ export async function login(ctx: Context, opts: LoginOptions) {
     token = explicit;
   } else {
     const state = randomBytes(24).toString('base64url');
+    const pkce = pkcePair();
     const name = opts.name ?? `opsi CLI on ${hostname()}`;
     const wait = await waitForBrowser(state);
-    const url = `${ctx.url}/cli/login?${new URLSearchParams({ port: String(wait.port), state, name })}`;
+    const url = `${ctx.url}/cli/login?${new URLSearchParams({
+      port: String(wait.port),
+      state,
+      name,
+      code_challenge: pkce.challenge,
+      code_challenge_method: 'S256',
+    })}`;
     const interrupted = () => {
       wait.close();
       process.exit(EXIT.interrupted);
@@ -112,7 +143,7 @@ export async function login(ctx: Context, opts: LoginOptions) {
       }
     }
     try {
-      token = await wait.token;
+      token = await exchangeCode(ctx.url, await wait.code, pkce.verifier);
     } finally {
       process.off('SIGINT', interrupted);
     }

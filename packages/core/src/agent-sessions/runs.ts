@@ -10,6 +10,7 @@ import { citedIds, incidentTurnContext, recordInvestigationEvent } from '../inci
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
+import { getOwnSession } from './sessions';
 
 /** What starting and cancelling runs needs (the API side). */
 export interface RunStartDeps {
@@ -63,14 +64,6 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       throw new BadRequest(`selected_tools names tools this tenant does not have: ${unknown.join(', ')}`);
     }
   }
-  if (input.sessionId) {
-    const existing = await deps.db
-      .selectFrom('agent_sessions')
-      .select('tenant_id')
-      .where('id', '=', input.sessionId)
-      .executeTakeFirst();
-    if (existing && existing.tenant_id !== auth.tenant.id) throw new NotFound('No such session.');
-  }
   const decision = await deps.budget.spend(budgetKey, auth.tenant.daily_agent_budget);
   if (!decision.ok) {
     throw new TooManyRequests(
@@ -89,8 +82,8 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
   let run: { id: string; session_id: string };
   try {
     // One statement, atomic without an explicit transaction (one round trip instead of six): the
-    // session is created or touched only if it is this tenant's (another tenant's id matches the
-    // conflict but not its WHERE, so nothing follows), then the run and the prompt.
+    // session (keyed by tenant and id: another tenant's session of the same id is not this one) is
+    // created or touched, then the run and the prompt.
     const sessionId = input.sessionId ?? crypto.randomUUID();
     const name = input.sessionName ?? (input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session');
     const incidentId = input.incidentId ?? null;
@@ -98,7 +91,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       with s as (
         insert into agent_sessions (id, tenant_id, created_by, name, incident_id)
         values (${sessionId}, ${auth.tenant.id}, ${auth.user.id}, ${name}, ${incidentId}::uuid)
-        on conflict (id) do update set updated_at = now() where agent_sessions.tenant_id = ${auth.tenant.id}
+        on conflict (tenant_id, id) do update set updated_at = now()
         returning id
       ), r as (
         insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools, incident_id, purpose)
@@ -110,10 +103,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
         select ${auth.tenant.id}, r.session_id, r.id, 'user', ${input.prompt} from r
       )
       select id, session_id from r`.execute(deps.db);
-    const row = created.rows[0];
-    // The session was created by another tenant between the check above and this statement.
-    if (!row) throw new NotFound('No such session.');
-    run = row;
+    run = created.rows[0]!;
   } catch (e) {
     await deps.budget.refund(budgetKey).catch(() => undefined);
     throw e;
@@ -167,15 +157,11 @@ export async function finishRun(db: Db, runId: string, terminal: RunEvent): Prom
 
 /** The latest run of a session, for attach. */
 export async function latestRunOfSession(db: Db, tenantId: string, sessionId: string) {
-  const session = await db
-    .selectFrom('agent_sessions')
-    .select('tenant_id')
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
-  if (!session || session.tenant_id !== tenantId) throw new NotFound('No such session.');
+  await getOwnSession(db, tenantId, sessionId);
   const run = await db
     .selectFrom('agent_runs')
     .select(['id', 'status', 'last_seq', 'terminal_event'])
+    .where('tenant_id', '=', tenantId)
     .where('session_id', '=', sessionId)
     .orderBy('created_at', 'desc')
     .orderBy('id', 'desc')
@@ -211,15 +197,11 @@ export async function deleteSession(
   tenantId: string,
   sessionId: string,
 ) {
-  const session = await deps.db
-    .selectFrom('agent_sessions')
-    .select('tenant_id')
-    .where('id', '=', sessionId)
-    .executeTakeFirst();
-  if (!session || session.tenant_id !== tenantId) throw new NotFound('No such session.');
+  await getOwnSession(deps.db, tenantId, sessionId);
   const open = await deps.db
     .selectFrom('agent_runs')
     .select('id')
+    .where('tenant_id', '=', tenantId)
     .where('session_id', '=', sessionId)
     .where('status', 'in', ['queued', 'running'])
     .execute();
@@ -313,7 +295,9 @@ interface RunRow {
 function readRun(db: Db, runId: string): Promise<RunRow | undefined> {
   return db
     .selectFrom('agent_runs as r')
-    .leftJoin('agent_sessions as s', 's.id', 'r.session_id')
+    .leftJoin('agent_sessions as s', (j) =>
+      j.onRef('s.tenant_id', '=', 'r.tenant_id').onRef('s.id', '=', 'r.session_id'),
+    )
     .select([
       'r.id',
       'r.tenant_id',
@@ -355,9 +339,8 @@ export async function claimRun(
     where r.id = prev.id and prev.status in ('queued', 'running')
     returning r.id, r.tenant_id, r.session_id, prev.status, r.prompt, r.selected_tools, prev.last_seq,
       prev.seq_reserved, r.created_at, r.incident_id, r.purpose, r.seq_reserved as reserved_to,
-      (select s.incident_id from agent_sessions s where s.id = r.session_id) as session_incident_id`.execute(
-    db,
-  );
+      (select s.incident_id from agent_sessions s
+        where s.tenant_id = r.tenant_id and s.id = r.session_id) as session_incident_id`.execute(db);
   return rows[0];
 }
 
@@ -497,6 +480,7 @@ export async function executeRun(
     deps.db
       .selectFrom('agent_messages')
       .select(['role', 'content'])
+      .where('tenant_id', '=', run.tenant_id)
       .where('session_id', '=', run.session_id)
       .where((eb) => eb.or([eb('run_id', 'is', null), eb('run_id', '!=', runId)]))
       .where('created_at', '<=', run.created_at)

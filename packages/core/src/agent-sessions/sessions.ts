@@ -5,14 +5,18 @@ import { NotFound } from '../errors';
 
 const SESSION_COLUMNS = ['id', 'name', 'created_at', 'updated_at'] as const;
 
-/** A session of the tenant; another tenant's id is a 404, the same as an unknown one. */
+/**
+ * A session of the tenant. Sessions are keyed by tenant and id: an id only another tenant uses is
+ * unknown here (404), and free for this tenant to use.
+ */
 export async function getOwnSession(db: Db, tenantId: string, id: string) {
   const session = await db
     .selectFrom('agent_sessions')
     .select([...SESSION_COLUMNS, 'tenant_id'])
+    .where('tenant_id', '=', tenantId)
     .where('id', '=', id)
     .executeTakeFirst();
-  if (!session || session.tenant_id !== tenantId) throw new NotFound('No such session.');
+  if (!session) throw new NotFound('No such session.');
   return session;
 }
 

@@ -3,6 +3,7 @@ import { appendAudit, type AuditInput } from '../audit/audit-log';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors';
 import { availableTools } from '../agent/tools';
+import { assertOutboundUrl, NO_EXCEPTIONS, type OutboundPolicy } from './outbound';
 import type { SecretBox } from './secret-box';
 import { listTerraformStates } from '../inventory/terraform-states';
 
@@ -180,7 +181,7 @@ export interface InstallInput {
 
 type Actor = AuditInput['actor'];
 
-function checkUrl(url: string | undefined, toolId: string): string {
+async function checkUrl(url: string | undefined, toolId: string, outbound: OutboundPolicy): Promise<string> {
   if (!url) throw new BadRequest(`${toolId} needs a url`);
   let parsed: URL;
   try {
@@ -191,6 +192,7 @@ function checkUrl(url: string | undefined, toolId: string): string {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:')
     throw new BadRequest('url must be an absolute http(s) URL');
   if (parsed.username || parsed.password) throw new BadRequest('url must not carry credentials');
+  await assertOutboundUrl(parsed, outbound);
   return parsed.toString();
 }
 
@@ -211,6 +213,7 @@ export async function installTool(
   tenantId: string,
   actor: Actor,
   input: InstallInput,
+  outbound: OutboundPolicy = NO_EXCEPTIONS,
 ): Promise<{ tool: TenantTool; created: boolean }> {
   const t = catalogTool(input.tool_id);
   if (!t) throw new BadRequest(`tool_id must be one of the catalog's ids (GET /api/v1/marketplace/tools)`);
@@ -220,7 +223,7 @@ export async function installTool(
   let settings: Record<string, unknown> = {};
   let sealed: string | null = null;
   if (t.kind === 'notifier') {
-    const url = checkUrl(input.url, t.id);
+    const url = await checkUrl(input.url, t.id, outbound);
     if (t.id === 'webhook' && (!input.secret || input.secret.length < 16 || input.secret.length > 256))
       throw new BadRequest('webhook needs a secret of 16 to 256 characters (it signs every delivery)');
     const events = input.events ?? [...NOTIFIER_EVENTS];

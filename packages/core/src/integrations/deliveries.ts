@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { type Db } from '@opsi/db';
 import type { JobProducer } from '@opsi/jobs';
 import { notifiersFor, type NotifierEvent } from './catalog';
+import { guardedFetch, OutboundRefused, type OutboundPolicy } from './outbound';
 import type { SecretBox } from './secret-box';
 import { incidentForNotification } from '../reports/sources';
 
@@ -229,7 +230,13 @@ export async function attemptDelivery(
   db: Db,
   box: SecretBox,
   deliveryId: string,
-  opts: { tenantId: string; lastAttempt: boolean; timeoutMs: number; publicUrl: string },
+  opts: {
+    tenantId: string;
+    lastAttempt: boolean;
+    timeoutMs: number;
+    publicUrl: string;
+    outbound?: OutboundPolicy;
+  },
 ): Promise<{ status: 'delivered' | 'failed' | 'skipped'; response_status?: number }> {
   const d = await db
     .selectFrom('notifier_deliveries')
@@ -275,17 +282,17 @@ export async function attemptDelivery(
     headers['x-opsi-timestamp'] = timestamp;
     headers['x-opsi-signature'] = signWebhook(target.secret ?? '', timestamp, body);
   }
-  let res: Response;
+  let res: Awaited<ReturnType<typeof guardedFetch>>;
   try {
-    res = await fetch(target.url, {
-      method: 'POST',
-      headers,
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(opts.timeoutMs),
-    });
+    res = await guardedFetch(
+      target.url,
+      { method: 'POST', headers, body, signal: AbortSignal.timeout(opts.timeoutMs) },
+      opts.outbound,
+    );
     await res.arrayBuffer().catch(() => undefined);
   } catch (e) {
+    // A refused address stays refused: recorded failed at once, nothing was sent.
+    if (e instanceof OutboundRefused) return fail(e.message, null, true);
     const err = e as Error & { cause?: { code?: string } };
     const why = err.name === 'TimeoutError' ? 'timed out' : (err.cause?.code ?? 'network error');
     return fail(`request failed: ${why}`, null, opts.lastAttempt);

@@ -11,6 +11,8 @@ import * as graphSearchIndex from './20261125T0203_graph-search-index';
 import * as resolutionPlans from './20261125T0300_resolution-plans';
 import * as incidentsAndTriage from './20261125T0400_incidents-and-triage';
 import * as knowledge from './20261125T0600_knowledge';
+import * as sandboxAdvisoryLocks from './20261128T1000_sandbox-advisory-locks';
+import * as agentSessionsPerTenant from './20261128T1001_agent-sessions-per-tenant';
 import * as terraformStates from './20261128T1200_terraform-states';
 import * as scanWarnings from './20261128T1400_scan-warnings';
 
@@ -28,6 +30,8 @@ export const migrations: Record<string, Migration> = {
   '20261125T0300_resolution-plans': resolutionPlans,
   '20261125T0400_incidents-and-triage': incidentsAndTriage,
   '20261125T0600_knowledge': knowledge,
+  '20261128T1000_sandbox-advisory-locks': sandboxAdvisoryLocks,
+  '20261128T1001_agent-sessions-per-tenant': agentSessionsPerTenant,
   '20261128T1200_terraform-states': terraformStates,
   '20261128T1400_scan-warnings': scanWarnings,
 };
