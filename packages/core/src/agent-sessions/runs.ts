@@ -64,6 +64,19 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
       throw new BadRequest(`selected_tools names tools this tenant does not have: ${unknown.join(', ')}`);
     }
   }
+  if (input.sessionId) {
+    // Sessions are keyed by tenant and id (every read filters by tenant), but the contract
+    // (decisions, "Agent runs and events") answers 404 for a session id another tenant holds, before
+    // anything is spent.
+    const elsewhere = await deps.db
+      .selectFrom('agent_sessions')
+      .select('tenant_id')
+      .where('id', '=', input.sessionId)
+      .where('tenant_id', '<>', auth.tenant.id)
+      .limit(1)
+      .executeTakeFirst();
+    if (elsewhere) throw new NotFound('No such session.');
+  }
   const decision = await deps.budget.spend(budgetKey, auth.tenant.daily_agent_budget);
   if (!decision.ok) {
     throw new TooManyRequests(

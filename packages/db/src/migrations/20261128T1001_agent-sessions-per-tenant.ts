@@ -3,9 +3,9 @@ import { sql, type Kysely } from 'kysely';
 // Frozen once merged. One statement per call (PGlite).
 
 /**
- * Agent sessions are keyed by tenant and id: session ids may be chosen by the client, and an id another
- * tenant already uses is free for this one (it was a 404). Runs, messages and war rooms reference their
- * session by (tenant_id, session_id), so no row can point at another tenant's session.
+ * Agent sessions are keyed by tenant and id, and runs, messages and war rooms reference their session by
+ * (tenant_id, session_id), so no row can point at another tenant's session. Session ids may be chosen
+ * by the client; one another tenant holds is still refused (404, as decided), found by the index on id.
  */
 const statements = [
   sql`alter table agent_runs drop constraint agent_runs_session_id_fkey`,
@@ -23,6 +23,7 @@ const statements = [
   sql`create index agent_runs_session on agent_runs (tenant_id, session_id, created_at desc)`,
   sql`drop index agent_messages_session`,
   sql`create index agent_messages_session on agent_messages (tenant_id, session_id, created_at)`,
+  sql`create index agent_sessions_id on agent_sessions (id)`,
 ];
 
 export async function up(db: Kysely<unknown>): Promise<void> {
