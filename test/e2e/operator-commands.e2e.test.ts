@@ -121,8 +121,10 @@ async function runTenantCommands(
       ['env', 'connect', '--tenant', 'acme', '--aws-profile', 'readonly', '--regions', 'eu-west-1'],
       env,
     ),
-    ['connection'],
+    ['connection', 'policy'],
   );
+  // The read-only actions the profile's identity needs (issue 27).
+  expect(aws.policy).toBe('docs/aws-iam-policy.json');
   expect(aws.connection).toMatchObject({
     kind: 'aws',
     config: { profile: 'readonly', regions: ['eu-west-1'] },
