@@ -69,7 +69,10 @@ const NOT_A_DESCRIPTION = new Set(
     'previous last and or then also plus so now today right please just exactly roughly approximately about ' +
     'around much lot lots impact value get gets reduce reduced lower lowered cut knock drop most least ' +
     'biggest largest highest top best cheapest expensive first next table stake grabs regardless discussed ' +
-    'come comes coming came part share portion fraction percent percentage proportion'
+    'come comes coming came part share portion fraction percent percentage proportion both either ' +
+    'neither two three four five several few back bring brings bringing return returns yield yields ' +
+    'recover recoup free freed releasing release released terminating terminate terminated count ' +
+    'counts counted counting including include includes included'
   ).split(' '),
 );
 

@@ -84,12 +84,20 @@ export async function totals(ctx: Ctx): Promise<string | undefined> {
   if (savings) {
     const out = ok(await box.call<AddUp>('add_up', { findings: chosen.map((f) => f.id) }));
     if (!out?.findings.length) return undefined;
+    const n = out.findings.length;
     const these =
       req.set.kind === 'prior'
-        ? `the ${out.findings.length} findings of my previous answer`
-        : `these ${out.findings.length} findings`;
+        ? n === 1
+          ? 'the finding of my previous answer'
+          : `the ${n} findings of my previous answer`
+        : n === 1
+          ? 'this finding'
+          : `these ${n} findings`;
     return `Fixing ${these} would save ${savedText(out)}:\n${bullets(
-      out.findings.map((f) => `${f.title} — saves ${money(f.monthly_savings)}/month — finding ${f.id}`),
+      out.findings.map(
+        (f) =>
+          `${f.title}${f.title.includes(money(f.monthly_savings)) ? '' : ` — saves ${money(f.monthly_savings)}/month`} — finding ${f.id}`,
+      ),
     )}`;
   }
   // Their resources' costs: each finding's resources, looked up.
