@@ -100,8 +100,9 @@ const TARGETED = new Set([
   'incident',
 ]);
 const LISTS = new Set(['open', 'savings', 'costs']);
-/** A fix supposed rather than asked for ("if we fixed …", "fixing … would …"). */
-const HYPOTHETICAL = /\b(?:if|would|were to|suppos(?:e|ing)|assuming)\b/;
+/** A fix asked how to make ("how do I fix …", "the steps to fix …"), not supposed ("if we fixed …"). */
+const HOW_TO =
+  /\bhow (?:do|does|did|should|can|could|to|is|are)\b|\bsteps?\b|\bwhat (?:should|do) (?:i|we) do\b|\binstructions?\b/;
 
 /**
  * Resolves a prompt against the conversation (oldest message first). Depth-bounded: a follow-up of a
@@ -154,12 +155,12 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
   if (parsed.set.kind === 'all' && parsed.set.explicit && !parsed.ids.length && !parsed.checks.length) {
     parsed.reference = undefined;
     // An elliptical follow-up ("and in total?", "what about if we fixed everything that's open?") asks
-    // the previous kind of question: its own verb, a hypothetical fix or a count, only carries the scope.
+    // the previous kind of question: its own verb, a supposed fix or a count, only carries the scope.
     if (
       parsed.continues &&
       LISTS.has(previous.intent) &&
       (['unknown', 'open', 'resource', 'count'].includes(parsed.intent) ||
-        (parsed.intent === 'fix' && HYPOTHETICAL.test(lower)))
+        (parsed.intent === 'fix' && !HOW_TO.test(lower)))
     ) {
       parsed.intent = previous.intent;
       parsed.sortBySavings = parsed.sortBySavings || previous.sortBySavings;
