@@ -150,4 +150,19 @@ describe('which findings a question is about', () => {
     expect(wordsMatch('eip', 'eips')).toBe(true);
     expect(wordsMatch('ip', 'iops')).toBe(false);
   });
+
+  it('a count over the previous list counts the previous question’s findings, narrowed', () => {
+    expect(resolveRequest('How many of them are critical?', securityList)).toMatchObject({
+      intent: 'open',
+      facets: { domain: 'security', service: 'payments', severity: 'critical' },
+      set: { kind: 'all' },
+    });
+    // "in total" after a pointer back is still the list's count, not every open finding's.
+    expect(resolveRequest('and how many of those are there in total?', securityList)).toMatchObject({
+      intent: 'open',
+      facets: { domain: 'security', service: 'payments' },
+    });
+    // A count of a kind of resource is not about the list.
+    expect(resolveRequest('how many instances do we run?', securityList).intent).toBe('count');
+  });
 });

@@ -72,7 +72,7 @@ const NOT_A_DESCRIPTION = new Set(
     'come comes coming came part share portion fraction percent percentage proportion both either ' +
     'neither two three four five several few back bring brings bringing return returns yield yields ' +
     'recover recoup free freed releasing release released terminating terminate terminated count ' +
-    'counts counted counting including include includes included have has had having'
+    'counts counted counting including include includes included have has had having single'
   ).split(' '),
 );
 

@@ -135,6 +135,22 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
   if (!parsed.money && asksAmount(lower)) parsed.money = previous.money;
   // "Which one would save the most?" with no earlier list to pick from is a question of its own.
   if (parsed.intent === 'pick' && !items.length) return standalone(parsed);
+  // "How many of them are critical?" after a list of findings: a count over the previous question's set
+  // (not only the lines its answer had room for), narrowed by what the question adds.
+  if (
+    parsed.set.kind === 'prior' &&
+    parsed.intent === 'count' &&
+    (previous.intent === 'open' || previous.intent === 'savings') &&
+    previous.set.kind === 'all'
+  ) {
+    parsed.intent = 'open';
+    parsed.set = previous.set;
+    parsed.facets = mergeFacets(previous.facets, parsed.facets);
+    parsed.reference = undefined;
+    parsed.target = undefined;
+    parsed.understoodAs = 'a count of the findings of your previous question';
+    return parsed;
+  }
   // "What would fixing them all save?" after "which finops findings are open?": the previous question's
   // findings, all of them, not only the ones its answer had room to list.
   if (
