@@ -633,7 +633,11 @@ describe('tenant isolation of the agent tools', () => {
     expect(outputs[17]).toMatchObject({ runbooks: [], error: 'No such finding.' });
     expect(JSON.stringify(outputs[18])).not.toContain('zebra runbook');
     // add_up reads A's own prod-payments-db by name, never B's by its ARN or B's finding.
-    expect(outputs[19]).toMatchObject({ findings: [], not_found: [bDb.arn, bFinding] });
+    expect(outputs[19]).toMatchObject({
+      findings: [],
+      findings_monthly_savings_each_resource_once: 0,
+      not_found: [bDb.arn, bFinding],
+    });
     expect((outputs[19] as { resources: Array<{ arn: string }> }).resources.map((r) => r.arn)).not.toContain(
       bDb.arn,
     );

@@ -73,9 +73,15 @@ export class BuiltinEngine implements AgentEngine {
     // A question about the tenant that no intent names: the findings its words point at.
     // A total over a set is added up by a tool, with every figure it adds.
     // "How much would fixing those save?": an amount over the previous answer's list is a total too.
+    // "What would deleting the old snapshots save?", "how much of that comes from the unattached
+    // volumes?": what fixing the subset a description names saves, added up the same way.
     const overPrior = request.set.kind === 'prior' && asksAmount(lower) && SAVINGS_WORD.test(lower);
+    const overDescribed =
+      request.set.kind === 'described' && asksAmount(lower) && request.money === 'savings';
     const total =
-      (asksTotal(lower) || overPrior) && !KNOWLEDGE_QUESTION.test(lower) ? await totals(ctx) : undefined;
+      (asksTotal(lower) || overPrior || overDescribed) && !KNOWLEDGE_QUESTION.test(lower)
+        ? await totals(ctx)
+        : undefined;
     const matched =
       !total && request.intent === 'unknown' && hasDomainSignal(lower)
         ? await matchingFindings(ctx)

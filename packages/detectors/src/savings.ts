@@ -16,12 +16,22 @@ export interface SavingsTotal {
  * are mutually exclusive: the larger counts); findings with no priced resource add their estimate once
  * per duplicate group. Confirmed duplicates, dismissed and resolved findings count nothing.
  */
-export async function savingsTotal(db: Db, tenantId: string, domain?: string): Promise<SavingsTotal> {
+export async function savingsTotal(
+  db: Db,
+  tenantId: string,
+  domain?: string,
+  /** Only these findings (ids), counted the same way: the savings of fixing a chosen set of them. */
+  findingIds?: readonly string[],
+): Promise<SavingsTotal> {
   const domainFilter = domain ? sql`and f.domain = ${domain}` : sql``;
+  if (findingIds && !findingIds.length) return { monthly: 0, grounded: 0, estimated: 0, resources: 0 };
+  const idFilter = findingIds
+    ? sql`and f.id in (${sql.join(findingIds.map((id) => sql`${id}::uuid`))})`
+    : sql``;
   const result = await sql<{ grounded: number | null; resources: number; estimated: number | null }>`
     with active as (
       select f.id, f.group_id, f.estimated_savings from findings f
-      where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress') ${domainFilter}
+      where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress') ${domainFilter} ${idFilter}
     ),
     per_resource as (
       select fr.arn, max(fr.savings) as savings from finding_resources fr join active a on a.id = fr.finding_id

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { BuiltinEngine } from '../builtin-engine';
-import { EngineError, type AgentTool, type TurnEvent } from '../engine';
+import { EngineError, type AgentTool, type ConversationMessage, type TurnEvent } from '../engine';
 import { checkGrounding } from '../grounding';
 import { itemsOf, resolveRequest } from './history';
 import { parsePrompt } from './parse';
@@ -121,10 +121,11 @@ async function run(
   prompt: string,
   tools: AgentTool[],
   signal = new AbortController().signal,
+  history: ConversationMessage[] = [],
 ) {
   const events: TurnEvent[] = [];
   const { reply } = await engine.runTurn(
-    { tenantId: 't', sessionId: 's', runId: 'r', prompt, history: [], tools, signal },
+    { tenantId: 't', sessionId: 's', runId: 'r', prompt, history, tools, signal },
     async (e) => {
       events.push(e);
     },
@@ -148,6 +149,41 @@ describe('the built-in engine', () => {
     expect(deltas.map((e) => (e.kind === 'message.delta' ? e.text : '')).join('')).toBe(reply);
     expect(reply).toContain('finding 11111111-1111-4111-8111-111111111111');
     expect(checkGrounding(reply, [{ total: 1, findings: FINDINGS }]).grounded).toBe(true);
+  });
+
+  it('adds up what fixing a list saves with each resource once: alternatives on one volume do not add', async () => {
+    const MIGRATE = '22222222-2222-4222-8222-222222222222';
+    const listed = [
+      { id: FINDINGS[0]!.id, title: FINDINGS[0]!.title, monthly_savings: 322.5 },
+      { id: MIGRATE, title: 'Switch db-migration-io1 from io1 at 4000 IOPS to gp3', monthly_savings: 277.5 },
+    ];
+    // add_up as the service answers it: the plain sum, and each resource once (the larger alternative).
+    const addUp = tool('add_up', async () => ({
+      resources: [],
+      resources_monthly_cost_total: 0,
+      findings: listed,
+      findings_monthly_savings_total: 600,
+      findings_monthly_savings_each_resource_once: 322.5,
+      not_found: [],
+    }));
+    const history: ConversationMessage[] = [
+      { role: 'user', content: "What's wrong with db-migration-io1?" },
+      {
+        role: 'assistant',
+        content: `db-migration-io1 has 2 open findings:\n${listed.map((f, i) => `${i + 1}. ${f.title} — finding ${f.id}`).join('\n')}`,
+      },
+    ];
+    const { reply } = await run(
+      new BuiltinEngine(),
+      'What would we save by fixing both of them?',
+      [listFindings, addUp],
+      undefined,
+      history,
+    );
+    expect(reply).toContain('would save $322.50 a month in total');
+    expect(reply).toContain('each resource counted once');
+    expect(reply).toContain('$600.00 do not add up');
+    expect(reply).not.toContain('Unverified');
   });
 
   it('says when the tool a question needs is not selected', async () => {

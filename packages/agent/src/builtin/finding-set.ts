@@ -9,7 +9,7 @@
  * Facets (domain, severity, service, account) narrow any of the three; they are read by ./parse. A
  * question that names all open findings inherits neither the previous list nor the previous facets.
  */
-import type { Facets } from './parse';
+import { SAVINGS_WORD, type Facets } from './parse';
 import { words } from './text';
 
 export type FindingSet =
@@ -37,6 +37,13 @@ const NAMES_ALL = new RegExp(
   ].join('|'),
 );
 
+/**
+ * Words that ask for a total and name no set ("and how many are open in total?", "overall?"): when the
+ * question neither describes a subset nor points back, they name every open finding, as explicitly as
+ * "all" does, so an elliptical follow-up does not inherit the previous question's filters.
+ */
+const TOTAL_WORDS = /\b(?:in total|overall|altogether|all (?:told|together)|in all|grand total)\b/;
+
 /** Words that point back at the previous answer's list. */
 const POINTS_BACK =
   /\b(?:these|those|them|they|the ones? (?:above|listed|you (?:listed|mentioned|showed|named|found|gave))|(?:this|that|the (?:above|previous|last)) list|the (?:above|listed|same) (?:ones|findings|items))\b/;
@@ -61,7 +68,11 @@ const NOT_A_DESCRIPTION = new Set(
     'tenant account estate environment not just only ones one above listed mentioned showed named gave same ' +
     'previous last and or then also plus so now today right please just exactly roughly approximately about ' +
     'around much lot lots impact value get gets reduce reduced lower lowered cut knock drop most least ' +
-    'biggest largest highest top best cheapest expensive first next table stake grabs regardless discussed'
+    'biggest largest highest top best cheapest expensive first next table stake grabs regardless discussed ' +
+    'come comes coming came part share portion fraction percent percentage proportion both either ' +
+    'neither two three four five several few back bring brings bringing return returns yield yields ' +
+    'recover recoup free freed releasing release released terminating terminate terminated count ' +
+    'counts counted counting including include includes included have has had having single'
   ).split(' '),
 );
 
@@ -87,7 +98,7 @@ export function findingSetOf(prompt: string, facets: Facets = {}): FindingSet {
   if (described.length) return { kind: 'described', words: [...new Set(described)] };
   if (NAMES_ALL.test(lower)) return { kind: 'all', explicit: true };
   if (POINTS_BACK.test(lower)) return { kind: 'prior' };
-  return { kind: 'all', explicit: false };
+  return { kind: 'all', explicit: TOTAL_WORDS.test(lower) };
 }
 
 /** Whether a question asks for an amount ("how much …", "what would … save", "by how much …"). */
@@ -95,4 +106,21 @@ export function asksAmount(lower: string): boolean {
   return /\bhow much\b|\b(?:total|totals|sum|summed|combined|altogether|all together|add(?:s|ed)? (?:\w+ )?up)\b|\bwhat(?:'s| is| are)? (?:the )?(?:total|sum|amount)\b|\bwhat (?:would|could|will|do|does|did|might)\b[^?.!]*\b(?:save|saves|saving|savings|cost|costs)\b/.test(
     lower,
   );
+}
+
+/** Acting on findings (delete, fix, clean up …): an amount asked of such an act is what it saves. */
+const REMEDIATES =
+  /\b(?:delet|remov|fix|clean|resolv|remediat|address|terminat|releas|right-?siz|downsiz|migrat|switch|decommission|get(?:ting)? rid)\w*/;
+const COST_WORD = /\b(?:costs?|costing|spend\w*|spent|pay\w*|bills?|charged?)\b/;
+
+/**
+ * Which money an amount question is about, from its own words: what something saves ("save", or an act
+ * of fixing: "what would deleting the old snapshots come to?"), or what it costs; undefined when its
+ * words name neither ("how much of that …" takes the previous question's, see ./history).
+ */
+export function moneyOf(lower: string): 'savings' | 'cost' | undefined {
+  if (SAVINGS_WORD.test(lower)) return 'savings';
+  if (COST_WORD.test(lower)) return 'cost';
+  if (asksAmount(lower) && REMEDIATES.test(lower)) return 'savings';
+  return undefined;
 }

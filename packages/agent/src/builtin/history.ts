@@ -4,7 +4,7 @@
  * assistant message gives the items it listed and the ids it cited, in order.
  */
 import type { ConversationMessage } from '../engine';
-import { asksAmount, findingSetOf, type FindingSet } from './finding-set';
+import { asksAmount, findingSetOf, moneyOf, type FindingSet } from './finding-set';
 import { isOnlyFacets, isReferenceOnly, parsePrompt, SAVINGS_WORD, type Facets, type Parsed } from './parse';
 import { idsIn, type FoundId } from './text';
 
@@ -27,6 +27,11 @@ export interface Request extends Parsed {
   set: FindingSet;
   /** The previous turn, when the conversation has one. */
   prior?: Prior | undefined;
+  /**
+   * Which money an amount is asked of (./finding-set moneyOf); an amount question whose words name none
+   * ("how much of that comes from the old snapshots?") asks of the previous question's.
+   */
+  money?: 'savings' | 'cost' | undefined;
   /** A note that says how a follow-up was understood. */
   understoodAs?: string | undefined;
 }
@@ -95,6 +100,9 @@ const TARGETED = new Set([
   'incident',
 ]);
 const LISTS = new Set(['open', 'savings', 'costs']);
+/** A fix asked how to make ("how do I fix …", "the steps to fix …"), not supposed ("if we fixed …"). */
+const HOW_TO =
+  /\bhow (?:do|does|did|should|can|could|to|is|are)\b|\bsteps?\b|\bwhat (?:should|do) (?:i|we) do\b|\binstructions?\b/;
 
 /**
  * Resolves a prompt against the conversation (oldest message first). Depth-bounded: a follow-up of a
@@ -102,7 +110,12 @@ const LISTS = new Set(['open', 'savings', 'costs']);
  */
 export function resolveRequest(prompt: string, history: ConversationMessage[], depth = 0): Request {
   const own = parsePrompt(prompt);
-  const parsed: Request = { ...own, set: findingSetOf(own.prompt, own.facets) };
+  const lower = own.prompt.toLowerCase();
+  const parsed: Request = {
+    ...own,
+    set: findingSetOf(own.prompt, own.facets),
+    money: moneyOf(lower),
+  };
   let lastUser = -1;
   for (let i = history.length - 1; i >= 0; i--) {
     if (history[i]!.role === 'user') {
@@ -119,14 +132,31 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
     .join('\n');
   const { items, subject } = itemsOf(answer);
   parsed.prior = { request: previous, items, subject };
+  if (!parsed.money && asksAmount(lower)) parsed.money = previous.money;
   // "Which one would save the most?" with no earlier list to pick from is a question of its own.
   if (parsed.intent === 'pick' && !items.length) return standalone(parsed);
+  // "How many of them are critical?" after a list of findings: a count over the previous question's set
+  // (not only the lines its answer had room for), narrowed by what the question adds.
+  if (
+    parsed.set.kind === 'prior' &&
+    parsed.intent === 'count' &&
+    (previous.intent === 'open' || previous.intent === 'savings') &&
+    previous.set.kind === 'all'
+  ) {
+    parsed.intent = 'open';
+    parsed.set = previous.set;
+    parsed.facets = mergeFacets(previous.facets, parsed.facets);
+    parsed.reference = undefined;
+    parsed.target = undefined;
+    parsed.understoodAs = 'a count of the findings of your previous question';
+    return parsed;
+  }
   // "What would fixing them all save?" after "which finops findings are open?": the previous question's
   // findings, all of them, not only the ones its answer had room to list.
   if (
     parsed.set.kind === 'prior' &&
     parsed.intent !== 'pick' &&
-    asksAmount(parsed.prompt.toLowerCase()) &&
+    asksAmount(lower) &&
     LISTS.has(previous.intent) &&
     previous.set.kind === 'all'
   ) {
@@ -140,10 +170,13 @@ export function resolveRequest(prompt: string, history: ConversationMessage[], d
   // security ones asks the previous kind of question, about everything).
   if (parsed.set.kind === 'all' && parsed.set.explicit && !parsed.ids.length && !parsed.checks.length) {
     parsed.reference = undefined;
+    // An elliptical follow-up ("and in total?", "what about if we fixed everything that's open?") asks
+    // the previous kind of question: its own verb, a supposed fix or a count, only carries the scope.
     if (
       parsed.continues &&
       LISTS.has(previous.intent) &&
-      ['unknown', 'open', 'resource'].includes(parsed.intent)
+      (['unknown', 'open', 'resource', 'count'].includes(parsed.intent) ||
+        (parsed.intent === 'fix' && !HOW_TO.test(lower)))
     ) {
       parsed.intent = previous.intent;
       parsed.sortBySavings = parsed.sortBySavings || previous.sortBySavings;

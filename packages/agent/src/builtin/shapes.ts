@@ -228,5 +228,7 @@ export interface AddUp {
   resources_monthly_cost_total: number;
   findings: Array<{ id: string; title: string; monthly_savings: number | null }>;
   findings_monthly_savings_total: number;
+  /** What fixing the (active) findings would save: each resource once, at its largest savings. */
+  findings_monthly_savings_each_resource_once: number;
   not_found: string[];
 }

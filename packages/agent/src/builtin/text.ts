@@ -170,9 +170,12 @@ export function words(text: string): string[] {
   return out;
 }
 
-/** Whether two words match for retrieval: equal, or one a prefix of the other when both are long. */
+/**
+ * Whether two words match for retrieval: equal, one the other's plural ("ips", "ip"), or one a prefix
+ * of the other when both are long.
+ */
 export function wordsMatch(a: string, b: string): boolean {
-  if (a === b) return true;
+  if (a === b || a === `${b}s` || b === `${a}s`) return true;
   if (a.length < 4 || b.length < 4) return false;
   return a.startsWith(b) || b.startsWith(a);
 }

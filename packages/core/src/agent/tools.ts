@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { AgentTool, ToolInfo } from '@opsi/agent';
 import { sql, type Db } from '@opsi/db';
-import { DEFAULT_LIMITS, runSandboxed } from '@opsi/detectors';
+import { DEFAULT_LIMITS, runSandboxed, savingsTotal } from '@opsi/detectors';
 import { blastRadius, simulateFailure, walk } from '../graph/analysis';
 import { graphDrift } from '../graph/drift';
 import { graphRisks } from '../graph/graph.service';
@@ -630,7 +630,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
     {
       name: 'add_up',
       description:
-        'Add up, from the data itself, the monthly costs of some resources (ARNs, native ids or names) and the monthly savings of some findings (ids): each value with its resource or finding, and the totals. For any figure an answer would otherwise add up by hand.',
+        'Add up, from the data itself, the monthly costs of some resources (ARNs, native ids or names) and the monthly savings of some findings (ids): each value with its resource or finding, and the totals (the savings of the findings also with each resource counted once, what fixing them all would save). For any figure an answer would otherwise add up by hand.',
       input: z.object({
         resources: z.array(z.string().min(1)).max(200).default([]),
         findings: z.array(z.string().uuid()).max(200).default([]),
@@ -676,6 +676,18 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             monthly_savings: f.monthly_savings === null ? null : Number(f.monthly_savings),
           })),
           findings_monthly_savings_total: findings.reduce((t, f) => t + cents(f.monthly_savings), 0) / 100,
+          // What fixing them all would save: alternatives on one resource (delete or migrate a volume)
+          // count once, at the larger, as savings_summary counts the whole tenant.
+          findings_monthly_savings_each_resource_once: findings.length
+            ? (
+                await savingsTotal(
+                  db,
+                  tenantId,
+                  undefined,
+                  findings.map((f) => f.id),
+                )
+              ).monthly
+            : 0,
           not_found: [
             ...i.resources.filter((r: string) => !found.has(r)),
             ...i.findings.filter((id: string) => !findings.some((f) => f.id === id)),

@@ -371,6 +371,20 @@ describe('the finops detectors on the seeded demo (seed 42, small)', () => {
       grounded: 902.8,
       resources: 28,
     });
+    // A chosen set of findings counts the same way: the io1 volume's delete and migrate findings are
+    // alternatives, so the set saves the larger of the two, not their sum.
+    const io1 = findings.filter((f) => f.title.includes('db-migration-io1'));
+    expect(io1.map((f) => f.recommendation.savings).sort()).toEqual([277.5, 322.5]);
+    const idle = findings.find((f) => f.check_id === 'finops.rds_idle')!;
+    expect(
+      await savingsTotal(
+        t.db,
+        small.tenant.id,
+        undefined,
+        [...io1, idle].map((f) => f.id),
+      ),
+    ).toMatchObject({ monthly: 595.16, resources: 2 });
+    expect(await savingsTotal(t.db, small.tenant.id, undefined, [])).toMatchObject({ monthly: 0 });
   });
 
   it('leave a 3-step trail whose evidence query re-runs in the sandbox to the finding’s rows', async () => {

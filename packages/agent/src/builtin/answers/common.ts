@@ -1,6 +1,7 @@
 import type { Request } from '../history';
 import type { Facets } from '../parse';
 import type {
+  AddUp,
   FindingDetail,
   FindingList,
   FindingSummary,
@@ -393,4 +394,16 @@ export async function resourceOfFinding(ctx: Ctx, id: string): Promise<string | 
     (a, b) => (num(b.monthly_cost) ?? -1) - (num(a.monthly_cost) ?? -1),
   );
   return rows[0]?.arn;
+}
+
+/**
+ * What fixing a set of findings saves, as add_up counts it: each resource once (two findings on one
+ * volume, delete or migrate, are alternatives), with the plain sum named when it differs.
+ */
+export function savedText(out: AddUp): string {
+  const once = out.findings_monthly_savings_each_resource_once;
+  const sum = out.findings_monthly_savings_total;
+  return Math.abs(once - sum) < 0.005
+    ? `${money(once)} a month in total (the add_up tool's sum of their savings)`
+    : `${money(once)} a month in total (the add_up tool's total, each resource counted once: findings on the same resource are alternatives, so their ${money(sum)} do not add up)`;
 }

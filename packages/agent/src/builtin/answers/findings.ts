@@ -24,6 +24,7 @@ import {
   numbered,
   quoted,
   resolveAccount,
+  savedText,
   scopeText,
   skippedNote,
   unavailable,
@@ -150,18 +151,29 @@ export const savings: Handler = async (ctx) => {
       }),
     );
   }
+  // "How many are there, and what would fixing them all save?": the count the question asks for too.
+  const lower = req.prompt.toLowerCase();
+  const count = scoped || !summary ? list?.total : summary.open_findings;
+  if (/\bhow many\b|\bnumber of\b/.test(lower) && count !== undefined) {
+    const label = account.status === 'ok' ? account.label : undefined;
+    parts.push(`There ${count === 1 ? 'is' : 'are'} ${count} ${scopeText(f, label, count === 1)}.`);
+  }
   if (summary && !scoped)
     parts.push(
       `Fixing the open findings could save ${money(summary.monthly_savings)} a month in total (each resource counted once, so alternatives on the same resource are not added up).`,
     );
   // "What would fixing all open payments findings save in total?": the amount for that scope, a tool's sum.
-  const lower = req.prompt.toLowerCase();
+  // None carrying an estimate is an amount too: add_up says $0.00 for them all.
   if (scoped && list && box.has('add_up') && asksAmount(lower) && req.set.kind === 'all') {
-    const ids = list.findings.filter((x) => (num(x.monthly_savings) ?? 0) > 0).map((x) => x.id);
+    const paying = list.findings.filter((x) => (num(x.monthly_savings) ?? 0) > 0).map((x) => x.id);
+    const ids = paying.length ? paying : list.findings.map((x) => x.id);
     const out = ids.length ? ok(await box.call<AddUp>('add_up', { findings: ids })) : undefined;
+    const scope = scopeText(f, account.status === 'ok' ? account.label : undefined);
     if (out?.findings.length)
       parts.push(
-        `Fixing the ${out.findings.length} ${scopeText(f, account.status === 'ok' ? account.label : undefined)} that carry a savings estimate would save ${money(out.findings_monthly_savings_total)} a month in total (the add_up tool's sum of their estimates).`,
+        paying.length
+          ? `Fixing the ${out.findings.length} ${scope} that carry a savings estimate would save ${savedText(out)}.`
+          : `Fixing the ${out.findings.length} ${scope} would save ${savedText(out)}.`,
       );
   }
   const recs = new Map((summary?.top_recommendations ?? []).map((r) => [r.finding_id, r]));

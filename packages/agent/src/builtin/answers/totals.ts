@@ -7,7 +7,7 @@
 import type { AddUp, FindingDetail, Neighbours, NotFound } from '../shapes';
 import { ok } from '../toolbox';
 import { money, num } from '../text';
-import { allFindings, bullets, label, typeHint, type Ctx } from './common';
+import { allFindings, bullets, label, savedText, typeHint, type Ctx } from './common';
 import { rankFindings } from './findings';
 
 const SUM =
@@ -36,7 +36,7 @@ export async function totals(ctx: Ctx): Promise<string | undefined> {
   const { box, req } = ctx;
   if (!box.has('add_up')) return undefined;
   const lower = req.prompt.toLowerCase();
-  const savings = /\bsav(?:e|es|ed|ing|ings)\b/.test(lower);
+  const savings = req.money === 'savings' || /\bsav(?:e|es|ed|ing|ings)\b/.test(lower);
   const names = [...new Set([...req.prompt.matchAll(NAME)].map((m) => m[0]))].filter(
     (n) => !/^us-[a-z]+-\d[a-z]?$/i.test(n) && n.toLowerCase() !== req.facets.service?.toLowerCase(),
   );
@@ -84,12 +84,20 @@ export async function totals(ctx: Ctx): Promise<string | undefined> {
   if (savings) {
     const out = ok(await box.call<AddUp>('add_up', { findings: chosen.map((f) => f.id) }));
     if (!out?.findings.length) return undefined;
+    const n = out.findings.length;
     const these =
       req.set.kind === 'prior'
-        ? `the ${out.findings.length} findings of my previous answer`
-        : `these ${out.findings.length} findings`;
-    return `Fixing ${these} would save ${money(out.findings_monthly_savings_total)} a month in total (the add_up tool's sum of their savings):\n${bullets(
-      out.findings.map((f) => `${f.title} — saves ${money(f.monthly_savings)}/month — finding ${f.id}`),
+        ? n === 1
+          ? 'the finding of my previous answer'
+          : `the ${n} findings of my previous answer`
+        : n === 1
+          ? 'this finding'
+          : `these ${n} findings`;
+    return `Fixing ${these} would save ${savedText(out)}:\n${bullets(
+      out.findings.map(
+        (f) =>
+          `${f.title}${f.title.includes(money(f.monthly_savings)) ? '' : ` — saves ${money(f.monthly_savings)}/month`} — finding ${f.id}`,
+      ),
     )}`;
   }
   // Their resources' costs: each finding's resources, looked up.
