@@ -1,3 +1,5 @@
+import { isPatternSpace } from '@opsi/contracts';
+
 /**
  * Text helpers of the built-in engine: reading ids out of text, and writing values exactly as the tools
  * returned them (money at two decimals, times as ISO dates in UTC), so every number in an answer can be
@@ -55,19 +57,7 @@ export function collapseWhitespace(prompt: string): string {
   let start = 0;
   for (let i = 0; i < prompt.length; i++) {
     const c = prompt.charCodeAt(i);
-    // \s as JavaScript patterns know it: ASCII whitespace, NBSP, line/paragraph separators, BOM, Zs.
-    const isSpace =
-      c === 32 ||
-      (c >= 9 && c <= 13) ||
-      c === 0xa0 ||
-      c === 0x1680 ||
-      (c >= 0x2000 && c <= 0x200a) ||
-      c === 0x2028 ||
-      c === 0x2029 ||
-      c === 0x202f ||
-      c === 0x205f ||
-      c === 0x3000 ||
-      c === 0xfeff;
+    const isSpace = isPatternSpace(c);
     if (isSpace) {
       if (!space) out += prompt.slice(start, i);
       space = true;

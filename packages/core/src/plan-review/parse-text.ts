@@ -1,3 +1,4 @@
+import { isPatternSpace } from '@opsi/contracts';
 import {
   addressParts,
   type ParsedPlan,
@@ -233,22 +234,7 @@ interface Parsed extends Diff {
   end: number;
 }
 
-/** What `\s` matches in a regular expression, which is also what `trim()` removes. */
-function isSpace(c: number): boolean {
-  if (c === 32 || (c >= 9 && c <= 13)) return true;
-  if (c < 0xa0) return false;
-  return (
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
-}
+const isSpace = isPatternSpace;
 
 /** The first index in [pos, end) that is not a space (end when none). */
 function skipSpace(s: string, pos: number, end: number): number {
