@@ -26,7 +26,7 @@
 //     `{"__type":"…#AccessDeniedException","message":…}`; CloudWatch is query-compatible, so it also
 //     carries `x-amzn-query-error: AccessDenied;Sender` as the service sends it.
 // With `ec2AnswersAll`, EC2's other Describe/Get calls answer an account that has none of those.
-// In `denyAll` mode everything, STS and EC2 included, is refused.
+// In `denyAll` mode everything, EC2 included, is refused but STS GetCallerIdentity (which AWS never refuses).
 import { randomUUID } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -277,7 +277,9 @@ export async function startBlackboxAwsPeer(opts: {
       return ec2Error(403, 'UnauthorizedOperation', 'You are not authorized to perform this operation.');
     }
 
-    if (service === 'sts' && action === 'GetCallerIdentity' && !denyAll) {
+    // GetCallerIdentity is answered even in denyAll: the STS API reference says "No permissions are
+    // required to perform this operation", and an explicit deny does not stop it.
+    if (service === 'sts' && action === 'GetCallerIdentity') {
       calls.push({ iamAction, region, answered: 'ok' });
       return send(
         res,
