@@ -2,7 +2,7 @@ import type { EC2ClientConfig } from '@aws-sdk/client-ec2';
 import pLimit, { type LimitFunction } from 'p-limit';
 import type { CollectWarning } from '../model';
 import { iamActionOf } from './iam-actions';
-import { errorName, isAccessDenied, isRegionDisabled } from './shape';
+import { errorName, isRefused } from './shape';
 
 export type AwsCredentials = NonNullable<EC2ClientConfig['credentials']>;
 
@@ -54,6 +54,8 @@ export class ClientPool {
   private readonly refused = new Map<string, CollectWarning>();
   /** Requests sent again by the SDK's retry strategy (throttling, 5xx), from each answer's `$metadata.attempts`. */
   retries = 0;
+  /** Calls answered (after any retries), of every service: a sync that read nothing fails. */
+  answered = 0;
 
   constructor(
     private readonly base: Omit<AwsClientConfig, 'region'>,
@@ -78,10 +80,11 @@ export class ClientPool {
             return next(args);
           });
           this.countRetries((answer as { output?: { $metadata?: { attempts?: number } } }).output?.$metadata);
+          this.answered++;
           return answer;
         } catch (err) {
           this.countRetries((err as { $metadata?: { attempts?: number } }).$metadata);
-          if (isAccessDenied(err) || isRegionDisabled(err))
+          if (isRefused(err))
             this.refuse(err, iamActionOf(context.clientName ?? '', context.commandName ?? ''), region);
           throw err;
         }

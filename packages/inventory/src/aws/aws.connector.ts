@@ -27,7 +27,7 @@ import { linkAcrossServices } from './link';
 import { collectAlarms, collectCloudTrail, collectLogGroups } from './monitoring.collect';
 import { collectRds } from './rds.collect';
 import { collectS3 } from './s3.collect';
-import { errorName, isAccessDenied, isRegionDisabled, snake } from './shape';
+import { errorName, isRefused, snake } from './shape';
 import { collectVpc } from './vpc.collect';
 
 export interface AwsConnectorOptions {
@@ -120,6 +120,9 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
           );
         }
         const out = new InventoryBuilder(accountId, identity.Arn?.split(':')[1] || 'aws');
+        // What the scan read, beyond who it is: "may read nothing" means no call but STS was answered.
+        const answeredBefore = pool.answered;
+        const unreadParts: UnreadScope[] = [];
         const ctx = (region: string): CollectContext => ({
           region,
           regions,
@@ -127,6 +130,15 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
           client: (Ctor, r = region) => pool.get(Ctor, r),
           send: { abortSignal },
           width: concurrency,
+          part: async (types, run) => {
+            try {
+              return await run();
+            } catch (err) {
+              if (failed.signal.aborted || !isRefused(err)) throw err;
+              unreadParts.push({ region, types });
+              return undefined;
+            }
+          },
         });
 
         let iam: IamAccountFacts = { alias: null, summary: {} };
@@ -183,9 +195,9 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
             task('logs', ['aws_cloudwatch_log_group'], () => collectLogGroups(c)),
           );
         }
-        const unread = await runAll(tasks, failed, abortSignal, onProgress);
+        const unread = byRegion([...(await runAll(tasks, failed, abortSignal, onProgress)), ...unreadParts]);
         const warnings = pool.warnings();
-        if (unread.length === tasks.length) {
+        if (pool.answered === answeredBefore) {
           const denied = [...new Set(warnings.map((w) => w.action))];
           throw new AwsCollectError(
             'all',
@@ -238,10 +250,28 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
           retries: pool.retries,
         };
       } finally {
+        // A request still backing off (a task failed or was refused while a sibling call was throttled)
+        // must not retry after the sync ended, into the next sync's account or another tenant's.
+        if (!failed.signal.aborted) failed.abort(new Error('AWS sync ended'));
         pool.destroy();
       }
     },
   };
+}
+
+/** One scope per region, the types of every refused task and part of it together. */
+function byRegion(scopes: UnreadScope[]): UnreadScope[] {
+  const types = new Map<string, Set<ResourceType>>();
+  for (const s of scopes) {
+    // A refused call that adds no resource (GetEbsEncryptionByDefault...) leaves its warning only.
+    if (s.types.length === 0) continue;
+    const set = types.get(s.region) ?? new Set<ResourceType>();
+    for (const t of s.types) set.add(t);
+    types.set(s.region, set);
+  }
+  return [...types]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([region, set]) => ({ region, types: [...set].sort() }));
 }
 
 /**
@@ -265,7 +295,7 @@ async function runAll(
       try {
         await t.run();
       } catch (err) {
-        if (!failed.signal.aborted && (isAccessDenied(err) || isRegionDisabled(err))) {
+        if (!failed.signal.aborted && isRefused(err)) {
           unread.push({ region: t.region, types: t.types });
         } else if (first === undefined && !failed.signal.aborted) {
           first =

@@ -328,7 +328,16 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(inv.warnings!.every((w) => w.service === 'iam' || w.service === 's3')).toBe(true);
     expect(inv.unread).toEqual(
       expect.arrayContaining([
-        { region: 'global', types: ['aws_iam_user', 'aws_iam_access_key'] },
+        {
+          region: 'global',
+          types: [
+            'aws_iam_access_key',
+            'aws_iam_instance_profile',
+            'aws_iam_policy',
+            'aws_iam_role',
+            'aws_iam_user',
+          ],
+        },
         { region: '*', types: ['aws_s3_bucket'] },
       ]),
     );
@@ -372,7 +381,93 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(new Set(inv.warnings!.map((w) => w.region))).toEqual(new Set([optIn]));
     expect(inv.warnings!.find((w) => w.service === 'ec2')).toMatchObject({ code: 'OptInRequired' });
     expect(inv.unread!.every((u) => u.region === optIn)).toBe(true);
-    expect(inv.unread).toHaveLength(10);
+    // One scope for the region, every type a call of it would have added.
+    expect(inv.unread).toHaveLength(1);
+    expect(inv.unread![0]!.types).toEqual(
+      expect.arrayContaining(['aws_ec2_instance', 'aws_vpc_security_group', 'aws_cloudwatch_log_group']),
+    );
+  });
+
+  it('completes partial with what EC2 answers when it refuses its other calls, counting 503 throttles', async () => {
+    // EC2 answers DescribeInstances, DescribeVolumes and DescribeSecurityGroups only (the first and a
+    // refused one throttled once each, RequestLimitExceeded with HTTP 503 as EC2 documents);
+    // every other EC2 call is UnauthorizedOperation, every other service AccessDenied.
+    const answered = ['DescribeInstances', 'DescribeVolumes', 'DescribeSecurityGroups'];
+    const refused = [
+      'DescribeSnapshots',
+      'DescribeLaunchTemplateVersions',
+      'DescribeLaunchTemplates',
+      'GetEbsEncryptionByDefault',
+      'DescribeVpcs',
+      'DescribeSubnets',
+      'DescribeRouteTables',
+      'DescribeInternetGateways',
+      'DescribeNatGateways',
+      'DescribeAddresses',
+    ];
+    for (const action of ['DescribeInstances', 'DescribeRouteTables'])
+      peer.fail({ service: 'ec2', action, code: 'RequestLimitExceeded', status: 503, times: 1 });
+    for (const action of refused) peer.fail({ service: 'ec2', action, ...DENIED.ec2! });
+    for (const [service, denial] of Object.entries(DENIED))
+      if (service !== 'ec2') peer.fail({ service, ...denial });
+    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
+      peer.fail({ service, code: 'AccessDenied', status: 403 });
+    for (const service of ['dynamodb', 'logs'])
+      peer.fail({ service, code: 'AccessDeniedException', status: 400 });
+
+    const inv = await collect();
+    const { ofType } = index(inv);
+    expect(ofType('aws_ec2_instance')).toHaveLength(2);
+    expect(ofType('aws_ebs_volume').length).toBeGreaterThan(0);
+    expect(ofType('aws_vpc_security_group')).toHaveLength(5);
+    expect(ofType('aws_vpc')).toEqual([]);
+    // Both throttles retried by the SDK and counted, the one whose retry was then refused included.
+    expect(peer.requests.filter((r) => r.status === 503)).toHaveLength(2);
+    expect(inv.retries).toBe(2);
+    // Every EC2 call the peer refused is named (DescribeLaunchTemplates is not sent once the default
+    // versions are refused), the throttled-then-refused DescribeRouteTables too; none of the answered.
+    const ec2Warnings = inv.warnings!.filter((w) => w.service === 'ec2');
+    const peerRefused = new Set(
+      peer.requests.filter((r) => r.service === 'ec2' && r.status === 403).map((r) => `ec2:${r.action}`),
+    );
+    expect(ec2Warnings.map((w) => w.action).sort()).toEqual([...peerRefused].sort());
+    expect(peerRefused).toContain('ec2:DescribeRouteTables');
+    expect(peerRefused.size).toBeGreaterThanOrEqual(refused.length - 1);
+    expect(ec2Warnings.every((w) => w.region === REGION && w.code === 'UnauthorizedOperation')).toBe(true);
+    const regional = inv.unread!.find((u) => u.region === REGION)!;
+    expect(regional.types).toEqual(
+      expect.arrayContaining(['aws_vpc', 'aws_vpc_route_table', 'aws_ebs_snapshot', 'aws_rds_db_instance']),
+    );
+    for (const read of ['aws_ec2_instance', 'aws_ebs_volume', 'aws_vpc_security_group'])
+      expect(regional.types).not.toContain(read);
+    expect(
+      new Set(peer.requests.filter((r) => r.service === 'ec2' && r.status === 200).map((r) => r.action)),
+    ).toEqual(new Set(answered));
+    // EBS default encryption was refused: unknown, not "off".
+    const account = ofType('aws_account')[0]!;
+    expect(account.attributes.ebs_encryption_by_default).toEqual({ [REGION]: null });
+  });
+
+  it('leaves no request retrying after the sync ended', async () => {
+    // ELB's target groups are throttled while its load balancers are refused: the task ends refused
+    // with DescribeTargetGroups backing off (at most 1 s before its first retry), and the sync then
+    // fails reading nothing. That retry must not reach AWS after the sync, into the next one's throttles.
+    peer.fail({
+      service: 'elasticloadbalancing',
+      action: 'DescribeTargetGroups',
+      code: 'Throttling',
+      status: 400,
+    });
+    for (const [service, denial] of Object.entries(DENIED)) peer.fail({ service, ...denial });
+    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
+      peer.fail({ service, code: 'AccessDenied', status: 403 });
+    for (const service of ['dynamodb', 'logs'])
+      peer.fail({ service, code: 'AccessDeniedException', status: 400 });
+    await expect(collect()).rejects.toThrow(/may read nothing/);
+    const sent = peer.count('elasticloadbalancing', 'DescribeTargetGroups');
+    expect(sent).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(peer.count('elasticloadbalancing', 'DescribeTargetGroups')).toBe(sent);
   });
 
   it('fails, naming the actions it needs, when the identity may read nothing', async () => {

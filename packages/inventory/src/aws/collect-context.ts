@@ -1,3 +1,4 @@
+import type { ResourceType } from '../model';
 import type { AwsClientCtor, SdkClient } from './aws-clients';
 import type { InventoryBuilder } from './inventory-builder';
 import { errorName, isAccessDenied } from './shape';
@@ -13,6 +14,13 @@ export interface CollectContext {
   send: { abortSignal: AbortSignal };
   /** How many per-item detail calls (per bucket, per user...) to keep pending at once. */
   width: number;
+  /**
+   * Runs one listing of a collector that stands on its own (DescribeVolumes, DescribeVpcs...): refused
+   * for permissions (AccessDenied, UnauthorizedOperation) or in a region not enabled, it resolves
+   * undefined and `types` are kept as they were in this region, while the collector's other listings
+   * go on. One refused call thus leaves out only what it reads, not its whole service.
+   */
+  part<T>(types: ResourceType[], run: () => Promise<T>): Promise<T | undefined>;
 }
 
 export type Outcome<T> = { ok: true; value: T } | { ok: false; code: string; denied: boolean };

@@ -18,13 +18,14 @@ import { iso, orNull, snake, snakeList, tagRecord } from './shape';
 export async function collectEc2(ctx: CollectContext): Promise<{ ebsEncryptionByDefault: boolean | null }> {
   const client = ctx.client(EC2Client);
   const [, , , , encryption] = await Promise.all([
-    collectInstances(ctx, client),
-    collectVolumes(ctx, client),
-    collectSnapshots(ctx, client),
-    collectLaunchTemplates(ctx, client),
-    client.send(new GetEbsEncryptionByDefaultCommand({}), ctx.send),
+    ctx.part(['aws_ec2_instance'], () => collectInstances(ctx, client)),
+    ctx.part(['aws_ebs_volume'], () => collectVolumes(ctx, client)),
+    ctx.part(['aws_ebs_snapshot'], () => collectSnapshots(ctx, client)),
+    ctx.part(['aws_ec2_launch_template'], () => collectLaunchTemplates(ctx, client)),
+    // Refused, the region's default is unknown (null), never "off".
+    ctx.part([], () => client.send(new GetEbsEncryptionByDefaultCommand({}), ctx.send)),
   ]);
-  return { ebsEncryptionByDefault: encryption.EbsEncryptionByDefault ?? null };
+  return { ebsEncryptionByDefault: encryption?.EbsEncryptionByDefault ?? null };
 }
 
 /** "User initiated (2024-01-02 10:11:12 GMT)": DescribeInstances states the time only in this text. */

@@ -40,13 +40,16 @@ export interface IamAccountFacts {
  */
 export async function collectIamAccount(ctx: CollectContext): Promise<IamAccountFacts> {
   const client = ctx.client(IAMClient);
+  // Either refused, its facts stay unknown (null on the account), never "no MFA" or "no alias".
   const [summary, aliases] = await Promise.all([
-    client.send(new GetAccountSummaryCommand({}), ctx.send),
-    allPages(paginateListAccountAliases({ client }, {}, ctx.send), (p) => p.AccountAliases),
+    ctx.part([], () => client.send(new GetAccountSummaryCommand({}), ctx.send)),
+    ctx.part([], () =>
+      allPages(paginateListAccountAliases({ client }, {}, ctx.send), (p) => p.AccountAliases),
+    ),
   ]);
   const map: Record<string, number> = {};
-  for (const [k, v] of Object.entries(summary.SummaryMap ?? {})) if (typeof v === 'number') map[k] = v;
-  return { alias: aliases[0] ?? null, summary: map };
+  for (const [k, v] of Object.entries(summary?.SummaryMap ?? {})) if (typeof v === 'number') map[k] = v;
+  return { alias: aliases?.[0] ?? null, summary: map };
 }
 
 export async function collectIamUsers(ctx: CollectContext) {

@@ -10,7 +10,10 @@ import { iso, orNull, snake, tagRecord } from './shape';
 /** RDS DB instances (Aurora members included; detectors skip them by engine) and DB snapshots. */
 export async function collectRds(ctx: CollectContext): Promise<void> {
   const client = ctx.client(RDSClient);
-  await Promise.all([collectInstances(ctx, client), collectSnapshots(ctx, client)]);
+  await Promise.all([
+    ctx.part(['aws_rds_db_instance'], () => collectInstances(ctx, client)),
+    ctx.part(['aws_rds_db_snapshot'], () => collectSnapshots(ctx, client)),
+  ]);
 }
 
 async function collectInstances(ctx: CollectContext, client: RDSClient) {

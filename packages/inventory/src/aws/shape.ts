@@ -103,6 +103,11 @@ export function isRegionDisabled(err: unknown): boolean {
   return REGION_NOT_ENABLED_CODES.includes(errorName(err));
 }
 
+/** A call the identity may not make, or made in a region the account has not enabled: left out, not fatal. */
+export function isRefused(err: unknown): boolean {
+  return isAccessDenied(err) || isRegionDisabled(err);
+}
+
 /** Splits a list into chunks of `size` (APIs that take at most N ids per call). */
 export function chunk<T>(items: readonly T[], size: number): T[][] {
   const out: T[][] = [];

@@ -18,13 +18,13 @@ import { iso, orNull, snakeList, tagRecord } from './shape';
 export async function collectVpc(ctx: CollectContext): Promise<void> {
   const client = ctx.client(EC2Client);
   await Promise.all([
-    collectVpcs(ctx, client),
-    collectSubnets(ctx, client),
-    collectRouteTables(ctx, client),
-    collectInternetGateways(ctx, client),
-    collectNatGateways(ctx, client),
-    collectAddresses(ctx, client),
-    collectSecurityGroups(ctx, client),
+    ctx.part(['aws_vpc'], () => collectVpcs(ctx, client)),
+    ctx.part(['aws_vpc_subnet'], () => collectSubnets(ctx, client)),
+    ctx.part(['aws_vpc_route_table'], () => collectRouteTables(ctx, client)),
+    ctx.part(['aws_vpc_internet_gateway'], () => collectInternetGateways(ctx, client)),
+    ctx.part(['aws_vpc_nat_gateway'], () => collectNatGateways(ctx, client)),
+    ctx.part(['aws_vpc_eip'], () => collectAddresses(ctx, client)),
+    ctx.part(['aws_vpc_security_group'], () => collectSecurityGroups(ctx, client)),
   ]);
 }
 
