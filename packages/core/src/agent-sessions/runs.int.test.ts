@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ScriptedEngine, type AgentEngine, type TurnInput } from '@opsi/agent';
 import { RunEventLog } from '@opsi/jobs';
@@ -340,6 +341,13 @@ describe('sweepRuns and outages', () => {
       runs.map((id, i) => [id, { state: 'failed', failedReason: reasons[i]! }]),
     );
     states.set(other, { state: 'failed', failedReason: 'model exploded' });
+    // The sweep's cutoff is Date.now() in whole milliseconds and created_at has microseconds: a run made
+    // in the same millisecond as the sweep would be newer than the cutoff (this flaked on a fast run).
+    await t.db
+      .updateTable('agent_runs')
+      .set({ created_at: sql`now() - interval '1 second'` })
+      .where('id', 'in', [...runs, other])
+      .execute();
     await sweepRuns({ db: t.db, log }, async (id) => states.get(id) ?? { state: 'active' as const }, {
       olderThanMs: 0,
     });
