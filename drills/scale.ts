@@ -224,7 +224,7 @@ export const drill: Drill = {
     let turns: ReturnType<typeof turnFlood> | undefined;
     let scans: ReturnType<typeof scanFlood> | undefined;
     let baseline = new Map<string, number>();
-    let scanJobs: ScanJob[] = [];
+    let scanJobs: ScanJob[];
     try {
       // Each scan tenant's first scan (which also records the demo's past) before the flood, so every
       // scan of the flood writes exactly one snapshot.
