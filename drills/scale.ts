@@ -20,9 +20,15 @@ import type { Drill, DrillContext, DrillRow, DrillTenant } from './lib/types';
  * two turns at a time each, so that with 7 or more turns running at a SIGTERM every one of the three
  * leaving workers holds a turn (the one that stays holds at most 2): each drains work in flight.
  */
-const FLEET = { WORKER_QUEUES: 'agent,pulse,triage', WORKER_CONCURRENCY_AGENT: '2' };
+const FLEET = {
+  WORKER_QUEUES: 'agent,pulse,triage',
+  WORKER_CONCURRENCY_AGENT: '2',
+  WORKER_SHUTDOWN_GRACE_MS: '8000',
+};
 const SURVIVOR_SLOTS = 2;
-const STEPS = [{ deltas: 3, text: 'a' }, { sleep: 400 }, { deltas: 3, text: 'b' }];
+// A turn works 1.5 s: long beside a worker's own shutdown (half a second), so a worker that did not wait
+// for its turns would leave them to be resumed elsewhere (run.resumed; with a grace of 1 ms it does).
+const STEPS = [{ deltas: 3, text: 'a' }, { sleep: 1500 }, { deltas: 3, text: 'b' }];
 const TERMINAL = ['run.completed', 'run.failed'];
 
 interface ReadBack {
@@ -219,7 +225,7 @@ export const drill: Drill = {
 
     // Scale the stack's workers to one that serves turns and scans (the others drain on SIGTERM).
     const original = stack.workers.slice();
-    const grace = Number(stack.env.WORKER_SHUTDOWN_GRACE_MS ?? 2000);
+    const grace = Number(FLEET.WORKER_SHUTDOWN_GRACE_MS);
     let fleet: ServiceProcess[] = [await stack.startWorker(FLEET)];
     await Promise.all(original.map((w) => retireWorker(stack, w, 15_000)));
     const scaleDowns: number[] = [];
