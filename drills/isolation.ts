@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { call, runAdmin } from '../test/support/index';
 import { followRun } from '../test/support/stack';
-import { alive, runsSettled, tenantRowCounts } from './lib/http';
+import { alive, retireWorker, runsSettled, tenantRowCounts } from './lib/http';
 import type { Drill, DrillContext, DrillTenant } from './lib/types';
 
 // Tenant A has data of every kind: a scanned demo environment (findings, recommendations, graph
@@ -68,9 +68,7 @@ async function seedVictim(ctx: DrillContext, a: DrillTenant, marker: string) {
       add('native id', r.native_id);
     }
   } finally {
-    await scanner.stop(10_000);
-    ctx.stack.workers.splice(ctx.stack.workers.indexOf(scanner), 1);
-    ctx.stack.processes.splice(ctx.stack.processes.indexOf(scanner), 1);
+    await retireWorker(ctx.stack, scanner, 10_000);
   }
   const session = await call(base, 'POST', '/api/v1/sessions', {
     token: tw,

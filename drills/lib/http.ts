@@ -83,10 +83,23 @@ export async function killAndReplaceWorkers(stack: Stack, which = stack.workers.
       await w.exited;
     }),
   );
-  for (const w of which) {
-    stack.workers.splice(stack.workers.indexOf(w), 1);
-    stack.processes.splice(stack.processes.indexOf(w), 1);
-  }
+  for (const w of which) forgetWorker(stack, w);
   await Promise.all(which.map(() => stack.startWorker()));
   return killedAt;
+}
+
+/** Takes a worker that has exited (or is being stopped) out of the stack's lists. */
+function forgetWorker(stack: Stack, w: Stack['workers'][number]): void {
+  if (stack.workers.includes(w)) stack.workers.splice(stack.workers.indexOf(w), 1);
+  if (stack.processes.includes(w)) stack.processes.splice(stack.processes.indexOf(w), 1);
+}
+
+/**
+ * Stops one of the stack's workers as an orchestrator scales a pool down: SIGTERM (it drains within
+ * WORKER_SHUTDOWN_GRACE_MS), SIGKILL only after `graceMs`; answers its exit code (0 when it drained).
+ */
+export async function retireWorker(stack: Stack, w: Stack['workers'][number], graceMs: number) {
+  const code = await w.stop(graceMs);
+  forgetWorker(stack, w);
+  return code;
 }

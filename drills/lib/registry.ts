@@ -15,4 +15,5 @@ export const DRILLS: Array<{ name: string; load: () => Promise<{ drill: Drill }>
   { name: 'budget', load: () => import('../budget') },
   { name: 'audit', load: () => import('../audit') },
   { name: 'fairness', load: () => import('../fairness') },
+  { name: 'scale', load: () => import('../scale') },
 ];
