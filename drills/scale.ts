@@ -217,6 +217,18 @@ export const drill: Drill = {
     const turnTenants = await Promise.all(Array.from({ length: ctx.scale(4, 2) }, () => ctx.newTenant()));
     const scanTenants = await Promise.all(Array.from({ length: ctx.scale(3, 2) }, () => ctx.newTenant()));
     for (const t of scanTenants) await connectEnvironment(db, t.id, { kind: 'demo', size: 'small', seed: 7 });
+    /** Snapshots written so far, per scan tenant: each scan of the flood must add exactly one. */
+    const snapshotsPerTenant = () =>
+      db
+        .selectFrom('inventory_snapshots')
+        .select(['tenant_id', db.fn.countAll<number>().as('n')])
+        .where(
+          'tenant_id',
+          'in',
+          scanTenants.map((t) => t.id),
+        )
+        .groupBy('tenant_id')
+        .execute();
     // More clients than the four workers' eight slots: turns queue behind them, a steady backlog.
     const perTenant = ctx.scale(4, 5);
     setMaxListeners(100, ctx.signal);
@@ -252,16 +264,7 @@ export const drill: Drill = {
         }, 120_000);
         if (!done) throw new Error(`the first scan of a tenant did not end within 120 s`);
       }
-      const counted = await db
-        .selectFrom('inventory_snapshots')
-        .select(['tenant_id', db.fn.countAll<number>().as('n')])
-        .where(
-          'tenant_id',
-          'in',
-          scanTenants.map((t) => t.id),
-        )
-        .groupBy('tenant_id')
-        .execute();
+      const counted = await snapshotsPerTenant();
       baseline = new Map(counted.map((r) => [r.tenant_id, Number(r.n)]));
 
       ctx.log(`scale: ${at()}: first scans done; the flood starts on 1 worker`);
@@ -361,16 +364,7 @@ export const drill: Drill = {
       : [];
     const scansCompleted = scanRows.filter((s) => s.status === 'completed').length;
     const scansOnce = scanRows.filter((s) => Number(s.snapshots) === 1).length;
-    const after = await db
-      .selectFrom('inventory_snapshots')
-      .select(['tenant_id', db.fn.countAll<number>().as('n')])
-      .where(
-        'tenant_id',
-        'in',
-        scanTenants.map((t) => t.id),
-      )
-      .groupBy('tenant_id')
-      .execute();
+    const after = await snapshotsPerTenant();
     const extraSnapshots = after.reduce((sum, r) => sum + Number(r.n) - (baseline.get(r.tenant_id) ?? 0), 0);
     const jobsOnce = scanJobs.filter((j) => j.state === 'completed' && j.started === 1 && j.stalled === 0);
     for (const j of scanJobs.filter((x) => !jobsOnce.includes(x)).slice(0, 5))
