@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connectEnvironment, requestScan, runScan, triageInventoryAlerts } from '@opsi/core';
+import {
+  appendTimelineEvent,
+  connectEnvironment,
+  requestScan,
+  runScan,
+  timelineTransaction,
+  triageInventoryAlerts,
+} from '@opsi/core';
 import { TimelineLog } from '@opsi/jobs';
 import {
   call,
@@ -615,5 +622,54 @@ describe('the demo incident storyline, through the scan triage job', () => {
     const openOnes = await ask('Which incidents are open?');
     expect(openOnes).toContain(now!.id);
     expect(openOnes).not.toContain(past!.id);
+  });
+});
+
+describe('the live timeline hears of an event only after its commit', () => {
+  it('inside the transaction the stream is silent; after the commit it holds the event; a rollback publishes nothing', async () => {
+    const created = (await open({ title: 'Publish after commit' })).body;
+    const log = new TimelineLog(t.redis, t.redisPrefix);
+    const before = (await log.read(created.id, 0)).length;
+    let seenInside = -1;
+    const event = await timelineTransaction(t.db, async (tx) => {
+      const e = await appendTimelineEvent(tx, log, a.tenant.id, created.id, {
+        kind: 'note',
+        body: 'written',
+        actor: 'test',
+      });
+      seenInside = (await log.read(created.id, 0)).length;
+      return e;
+    });
+    expect(seenInside).toBe(before);
+    const after = await log.read(created.id, 0);
+    expect(after.map((e) => Number((e as { id?: number }).id))).toContain(event!.id);
+
+    await expect(
+      timelineTransaction(t.db, async (tx) => {
+        await appendTimelineEvent(tx, log, a.tenant.id, created.id, {
+          kind: 'note',
+          body: 'rolled back',
+          actor: 'test',
+        });
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await log.read(created.id, 0)).toHaveLength(after.length);
+    const listed = (await timeline(created.id)).body.events.map((e: { body: string }) => e.body);
+    expect(listed).toContain('written');
+    expect(listed).not.toContain('rolled back');
+  });
+
+  it('appending outside timelineTransaction is refused, so no writer can publish before its commit', async () => {
+    const created = (await open({ title: 'Outside' })).body;
+    await expect(
+      t.db.transaction().execute((tx) =>
+        appendTimelineEvent(tx, new TimelineLog(t.redis, t.redisPrefix), a.tenant.id, created.id, {
+          kind: 'note',
+          body: 'x',
+          actor: 'test',
+        }),
+      ),
+    ).rejects.toThrow(/timelineTransaction/);
   });
 });

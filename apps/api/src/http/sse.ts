@@ -210,13 +210,27 @@ export async function streamTimeline(
       cursor = batch[batch.length - 1]!.id;
       if (batch.length < 500) break;
     }
+    // The live stream is a wake-up, Postgres the source: events are published after their commit, but
+    // two commits' publications may reach Redis out of order (and Redis then refuses the lower id), so
+    // each delivery reads everything committed after the cursor, in id order, one read at a time.
+    let reading = Promise.resolve();
+    const catchUp = async () => {
+      for (;;) {
+        if (res.destroyed) return;
+        const batch = await replay(cursor);
+        if (!batch.length) return;
+        write(batch.map(timelineFrame).join(''));
+        cursor = batch[batch.length - 1]!.id;
+        if (batch.length < 500) return;
+      }
+    };
     if (!res.destroyed)
       subscription = await hub.subscribe(incidentId, cursor, {
         onEvents(events) {
-          const fresh = events.map(timelineEntryOf).filter((e) => e.id > cursor);
-          if (!fresh.length) return;
-          cursor = fresh[fresh.length - 1]!.id;
-          write(fresh.map(timelineFrame).join(''));
+          if (!events.some((e) => timelineEntryOf(e).id > cursor)) return;
+          reading = reading.then(catchUp).catch((err: unknown) => {
+            res.destroy(err as Error);
+          });
         },
       });
   } catch (err) {

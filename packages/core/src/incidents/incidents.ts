@@ -197,10 +197,35 @@ export interface NewTimelineEvent {
   runId?: string;
 }
 
+/** The events a transaction appended, published once it commits (see timelineTransaction). */
+const outboxes = new WeakMap<
+  Transaction<Database>,
+  Array<{ log: TimelineLog | undefined; event: TimelineEntry }>
+>();
+
 /**
- * Appends a timeline event inside the caller's transaction, under the incident's row lock, so an
- * incident's events commit in id order and the live stream receives them in that order. Answers
- * undefined when the (run, kind) event already exists.
+ * Runs `fn` in a transaction and publishes the timeline events it appended to the live stream after the
+ * commit, never before: a reader woken by an event must find it in Postgres (published inside the
+ * transaction, a stream reader could see an event that a GET of the timeline did not, or one a
+ * rollback then erased). A transaction that fails publishes nothing.
+ */
+export async function timelineTransaction<T>(
+  db: Db,
+  fn: (tx: Transaction<Database>) => Promise<T>,
+): Promise<T> {
+  const outbox: Array<{ log: TimelineLog | undefined; event: TimelineEntry }> = [];
+  const result = await db.transaction().execute((tx) => {
+    outboxes.set(tx, outbox);
+    return fn(tx);
+  });
+  for (const { log, event } of outbox) await log?.append(event);
+  return result;
+}
+
+/**
+ * Appends a timeline event inside the caller's transaction (opened with timelineTransaction), under the
+ * incident's row lock, so an incident's events commit in id order. The live stream hears of it after the
+ * commit. Answers undefined when the (run, kind) event already exists.
  */
 export async function appendTimelineEvent(
   tx: Transaction<Database>,
@@ -230,7 +255,9 @@ export async function appendTimelineEvent(
     .executeTakeFirst();
   if (!row) return undefined;
   const event = wire(row);
-  await timeline?.append(event);
+  const outbox = outboxes.get(tx);
+  if (!outbox) throw new Error('appendTimelineEvent needs a transaction opened with timelineTransaction.');
+  outbox.push({ log: timeline, event });
   return event;
 }
 
@@ -240,7 +267,7 @@ export async function createIncident(
   auth: Auth,
   input: { title: string; severity: IncidentSeverity; description?: string | undefined },
 ) {
-  const id = await deps.db.transaction().execute(async (tx) => {
+  const id = await timelineTransaction(deps.db, async (tx) => {
     const row = await tx
       .insertInto('incidents')
       .values({
@@ -276,7 +303,7 @@ export async function patchIncident(
   },
 ) {
   const tenantId = auth.tenant.id;
-  await deps.db.transaction().execute(async (tx) => {
+  await timelineTransaction(deps.db, async (tx) => {
     const current = await tx
       .selectFrom('incidents')
       .select(['status', 'severity', 'title', 'description'])
@@ -354,7 +381,7 @@ export async function listTimeline(db: Db, tenantId: string, incidentId: string,
 
 /** A note on the timeline. */
 export async function addTimelineNote(deps: IncidentDeps, auth: Auth, incidentId: string, body: string) {
-  return deps.db.transaction().execute(async (tx) => {
+  return timelineTransaction(deps.db, async (tx) => {
     const found = await tx
       .selectFrom('incidents')
       .select('id')

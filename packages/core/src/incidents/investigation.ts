@@ -3,7 +3,7 @@ import type { TimelineLog } from '@opsi/jobs';
 import type { Auth } from '../context';
 import { NotFound } from '../errors';
 import { startRun, type RunStartDeps } from '../agent-sessions/runs';
-import { appendTimelineEvent, getIncident, listTimeline } from './incidents';
+import { appendTimelineEvent, getIncident, listTimeline, timelineTransaction } from './incidents';
 import { incidentAlerts } from './queries';
 
 /**
@@ -38,7 +38,7 @@ export async function recordInvestigationEvent(
   body: string,
   data: Record<string, unknown> = {},
 ) {
-  return db.transaction().execute((tx) =>
+  return timelineTransaction(db, (tx) =>
     appendTimelineEvent(tx, timeline, tenantId, incidentId, {
       kind,
       body,

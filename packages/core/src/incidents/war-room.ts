@@ -1,6 +1,6 @@
 import type { Auth } from '../context';
 import { NotFound, PaymentRequired } from '../errors';
-import { actorOf, appendTimelineEvent, type IncidentDeps } from './incidents';
+import { actorOf, appendTimelineEvent, timelineTransaction, type IncidentDeps } from './incidents';
 
 /** Tiers that have war rooms (decisions: team or higher). */
 const WAR_ROOM_TIERS = new Set(['team', 'enterprise']);
@@ -14,7 +14,7 @@ export async function openWarRoom(deps: IncidentDeps, auth: Auth, incidentId: st
   if (!WAR_ROOM_TIERS.has(auth.tenant.tier))
     throw new PaymentRequired('war_room', 'War rooms need the team tier or higher.');
   const tenantId = auth.tenant.id;
-  const { created, roomId } = await deps.db.transaction().execute(async (tx) => {
+  const { created, roomId } = await timelineTransaction(deps.db, async (tx) => {
     const incident = await tx
       .selectFrom('incidents')
       .select(['id', 'title'])

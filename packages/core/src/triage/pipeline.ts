@@ -8,7 +8,7 @@ import {
 } from '@opsi/db';
 import type { JobProducer, TimelineLog } from '@opsi/jobs';
 import type { DeliveryPolicy } from '../integrations/deliveries';
-import { appendTimelineEvent } from '../incidents/incidents';
+import { appendTimelineEvent, timelineTransaction } from '../incidents/incidents';
 import { relatedResources } from '../incidents/queries';
 import type { AlertSeverity, NormalizedAlert } from './normalize';
 
@@ -244,7 +244,7 @@ async function decideOne(
   const windowMs = dedupeWindowMs(deps, rules, a);
   const fast = await repeat(deps.db, tenantId, a, at, windowMs, book);
   if (fast) return fast;
-  return deps.db.transaction().execute(async (tx) => {
+  return timelineTransaction(deps.db, async (tx) => {
     await lock(tx, `${tenantId}:triage:fp:${a.fingerprint}`);
     // Another attempt of the same job may have decided this alert meanwhile (a stalled job taken over
     // while its first worker still runs): then its decision stands, counted once.
@@ -404,7 +404,7 @@ async function resolveFiring(
   a: NormalizedAlert,
   book: Bookkeeping,
 ): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
-  return deps.db.transaction().execute(async (tx) => {
+  return timelineTransaction(deps.db, async (tx) => {
     await lock(tx, `${tenantId}:triage:fp:${a.fingerprint}`);
     const done = book && 'inboxId' in book ? await decidedAlready(tx, tenantId, book.inboxId) : undefined;
     if (done) return done;
