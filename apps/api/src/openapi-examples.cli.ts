@@ -28,7 +28,7 @@ const t = await createTestContext();
 const api = await startTestApi(t);
 const worker = await startTestWorker(t, {
   AGENT_ENGINE: 'builtin',
-  WORKER_QUEUES: QUEUE_NAMES, // plans, triage and incident investigations too
+  WORKER_QUEUES: [...QUEUE_NAMES], // plans, triage and incident investigations too
 });
 const url = api.url;
 const examples: ExampleSet = {};

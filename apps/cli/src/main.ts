@@ -1,4 +1,5 @@
 import { Command, CommanderError, Option } from 'commander';
+import { DOMAINS, FINDING_STATUSES, SEVERITIES } from '@opsi/contracts/vocabulary';
 import type { Context, GlobalOptions } from './context';
 import { CliError, EXIT } from './exit-codes';
 
@@ -104,18 +105,9 @@ spent, 8 agent run failed, 9 service unreachable, 10 plan review risk at or abov
   program
     .command('findings')
     .description('list findings')
-    .addOption(
-      new Option('--status <status>').choices([
-        'open',
-        'acknowledged',
-        'in_progress',
-        'resolved',
-        'dismissed',
-        'confirmed',
-      ]),
-    )
-    .addOption(new Option('--severity <severity>').choices(['critical', 'high', 'medium', 'low', 'info']))
-    .addOption(new Option('--domain <domain>').choices(['finops', 'security', 'sre']))
+    .addOption(new Option('--status <status>').choices(FINDING_STATUSES))
+    .addOption(new Option('--severity <severity>').choices(SEVERITIES))
+    .addOption(new Option('--domain <domain>').choices(DOMAINS))
     .addOption(new Option('--sort <field>').choices(['severity', 'date', 'savings', 'effort', 'status']))
     .addOption(new Option('--dir <dir>').choices(['asc', 'desc']))
     .action(run(async () => (await import('./commands/pulse')).findings));

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { QUEUE_NAMES } from '@opsi/contracts';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
@@ -94,7 +95,7 @@ export const EnvSchema = z.object({
         .map((q) => q.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.enum(['agent', 'pulse', 'plans', 'reports', 'triage'])).min(1)),
+    .pipe(z.array(z.enum(QUEUE_NAMES)).min(1)),
   WORKER_CONCURRENCY_AGENT: z.coerce.number().int().min(1).max(1000).default(8),
   WORKER_CONCURRENCY_PULSE: z.coerce.number().int().min(1).max(64).default(1),
   WORKER_CONCURRENCY_PLANS: z.coerce.number().int().min(1).max(256).default(4),

@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { Timestamp } from './common';
 import { GraphNode } from './graph';
+import { INCIDENT_SEVERITIES, INCIDENT_STATUSES } from './vocabulary';
 
-export const IncidentSeverity = z.enum(['SEV1', 'SEV2', 'SEV3', 'SEV4']);
-export const IncidentStatus = z.enum(['open', 'investigating', 'mitigated', 'resolved']);
+export const IncidentSeverity = z.enum(INCIDENT_SEVERITIES);
+export const IncidentStatus = z.enum(INCIDENT_STATUSES);
 
 const Limit = z.coerce.number().int().min(1).max(500).default(50);
 const Offset = z.coerce.number().int().min(0).default(0);

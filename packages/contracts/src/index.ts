@@ -9,3 +9,4 @@ export * from './reports';
 export * from './graph';
 export * from './incidents';
 export * from './triage';
+export * from './vocabulary';

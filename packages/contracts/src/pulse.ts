@@ -1,15 +1,9 @@
 import { z } from 'zod';
+import { DOMAINS, FINDING_STATUSES, SEVERITIES } from './vocabulary';
 
-export const Domain = z.enum(['finops', 'security', 'sre']);
-export const Severity = z.enum(['critical', 'high', 'medium', 'low', 'info']);
-export const FindingStatusFilter = z.enum([
-  'open',
-  'acknowledged',
-  'in_progress',
-  'resolved',
-  'dismissed',
-  'confirmed',
-]);
+export const Domain = z.enum(DOMAINS);
+export const Severity = z.enum(SEVERITIES);
+export const FindingStatusFilter = z.enum(FINDING_STATUSES);
 
 export const FindingsQuery = z.object({
   status: FindingStatusFilter.optional(),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SEVERITIES } from './vocabulary';
 import { Timestamp } from './common';
 import { GraphNode } from './graph';
 
@@ -63,7 +64,7 @@ export const TriageRuleList = z.object({ rules: z.array(TriageRule) }).meta({ id
 
 const Word = z.string().trim().min(1).max(200);
 const OneOrMore = <T extends z.ZodType>(t: T) => z.union([t, z.array(t).min(1).max(100)]);
-const AlertSeverityName = z.enum(['critical', 'high', 'medium', 'low', 'info']);
+const AlertSeverityName = z.enum(SEVERITIES);
 
 /** Which alerts a tenant rule selects: every key given must match (an empty match selects every alert). */
 export const TriageRuleMatch = z
@@ -159,7 +160,7 @@ export const TriageRuleParams = z.object({ id: z.string().min(1).max(200) });
 export const OwnAlert = z
   .object({
     title: z.string().trim().min(1).max(500),
-    severity: z.enum(['critical', 'high', 'medium', 'low', 'info']),
+    severity: z.enum(SEVERITIES),
     source: z.string().trim().min(1).max(100),
     fingerprint: z.string().trim().min(1).max(200).optional(),
     resource: z.string().trim().min(1).max(2048).optional(),

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+import type { FindingStatus } from '@opsi/contracts';
 
 /** A timestamptz column: read as Date, written as Date or ISO string, defaulted by Postgres. */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -317,7 +318,7 @@ export interface PricesTable {
   source: string;
 }
 
-export type FindingStatus = 'open' | 'acknowledged' | 'in_progress' | 'resolved' | 'dismissed' | 'confirmed';
+export type { FindingStatus };
 
 export interface FindingGroupsTable {
   id: Generated<string>;

@@ -1,8 +1,9 @@
-export type Domain = 'finops' | 'security' | 'sre';
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
-export type Effort = 'low' | 'medium' | 'high';
+import type { DomainName, SeverityName } from '@opsi/contracts';
 
-export const SEVERITY_RANK: Record<Severity, number> = { critical: 5, high: 4, medium: 3, low: 2, info: 1 };
+export { SEVERITY_RANK } from '@opsi/contracts';
+export type Domain = DomainName;
+export type Severity = SeverityName;
+export type Effort = 'low' | 'medium' | 'high';
 
 /** One row of a detector's query: one offending resource, named by its ARN, with the fields it used. */
 export interface DetectorRow {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { sql, type Db } from '@opsi/db';
+import { activeFindingStatuses, sql, type Db } from '@opsi/db';
+import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
 import { SEVERITY_RANK, evidenceSql, type Detector, type DetectorRow, type FindingDraft } from './detector';
 import { DEFAULT_LIMITS, runSandboxed, type SandboxLimits, type SandboxResult } from './sandbox';
 
@@ -114,7 +115,7 @@ export interface DetectionSummary {
   clustered: number;
 }
 
-const ACTIVE = ['open', 'acknowledged', 'in_progress'] as const;
+const ACTIVE = ACTIVE_FINDING_STATUSES;
 
 /** Attaches steps to a finding, continuing its sequence. */
 export async function appendSteps(
@@ -308,7 +309,7 @@ export async function recordFindings(
         const similar = arns.length
           ? await sql<{ group_id: string }>`
               select f.group_id from findings f
-              where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress') and f.check_id <> ${detector.id}
+              where f.tenant_id = ${tenantId} and f.status in ${activeFindingStatuses} and f.check_id <> ${detector.id}
                 and f.domain = ${detector.domain}
                 and similarity(f.title, ${draft.title}) > 0.6
                 and (select count(*) from finding_resources fr where fr.finding_id = f.id and fr.arn = any(${arns}::text[])) * 2

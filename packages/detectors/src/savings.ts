@@ -1,4 +1,4 @@
-import { sql, type Db } from '@opsi/db';
+import { activeFindingStatuses, sql, type Db } from '@opsi/db';
 
 export interface SavingsTotal {
   /** Monthly savings at list price, each resource counted once (the larger of exclusive actions). */
@@ -31,7 +31,7 @@ export async function savingsTotal(
   const result = await sql<{ grounded: number | null; resources: number; estimated: number | null }>`
     with active as (
       select f.id, f.group_id, f.estimated_savings from findings f
-      where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress') ${domainFilter} ${idFilter}
+      where f.tenant_id = ${tenantId} and f.status in ${activeFindingStatuses} ${domainFilter} ${idFilter}
     ),
     per_resource as (
       select fr.arn, max(fr.savings) as savings from finding_resources fr join active a on a.id = fr.finding_id

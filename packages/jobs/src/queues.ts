@@ -1,5 +1,6 @@
 import type { JobsOptions } from 'bullmq';
 import { z } from 'zod';
+import { QUEUE_NAMES as NAMES, type QueueName as Name } from '@opsi/contracts';
 
 const TenantId = z.uuid();
 
@@ -109,13 +110,15 @@ export const QUEUES = {
   },
 } as const;
 
+// The catalog declares exactly the vocabulary's queues.
 export type QueueName = keyof typeof QUEUES;
+true satisfies [QueueName] extends [Name] ? ([Name] extends [QueueName] ? true : false) : false;
 export type JobName<Q extends QueueName> = keyof (typeof QUEUES)[Q]['jobs'] & string;
 type JobDef<Q extends QueueName, J extends JobName<Q>> = (typeof QUEUES)[Q]['jobs'][J];
 export type JobPayload<Q extends QueueName, J extends JobName<Q>> =
   JobDef<Q, J> extends { schema: infer S extends z.ZodType } ? z.infer<S> : never;
 
-export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+export const QUEUE_NAMES: readonly QueueName[] = NAMES;
 
 /** The definition of one job, or undefined for a name the queue does not declare. */
 export function jobDefinition(

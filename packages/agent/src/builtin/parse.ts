@@ -3,6 +3,7 @@
  * severity, service, account), the thing it is about (a resource, a finding), the time window, and the
  * cues that make it a follow-up of the previous answer ("and the security ones?", "the first one").
  */
+import type { DomainName, SeverityName } from '@opsi/contracts';
 import { CHECK_RE, idsIn, readablePrompt } from './text';
 
 export type Intent =
@@ -24,8 +25,8 @@ export type Intent =
   | 'pick'
   | 'unknown';
 
-export type Domain = 'finops' | 'security' | 'sre';
-export type Severity = 'critical' | 'high' | 'medium' | 'low' | 'info';
+export type Domain = DomainName;
+export type Severity = SeverityName;
 
 export interface Facets {
   domain?: Domain | undefined;

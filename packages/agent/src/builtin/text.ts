@@ -1,4 +1,4 @@
-import { isPatternSpace } from '@opsi/contracts';
+import { isPatternSpace, SEVERITY_RANK } from '@opsi/contracts';
 
 /**
  * Text helpers of the built-in engine: reading ids out of text, and writing values exactly as the tools
@@ -144,10 +144,8 @@ export function chunks(text: string, words = 4): string[] {
   return out;
 }
 
-const SEVERITY_RANK: Record<string, number> = { critical: 5, high: 4, medium: 3, low: 2, info: 1 };
-
 export function severityRank(severity: string | null | undefined): number {
-  return SEVERITY_RANK[String(severity)] ?? 0;
+  return (SEVERITY_RANK as Record<string, number>)[String(severity)] ?? 0;
 }
 
 /** Words in a text for matching: lowercase, ids kept whole and also split into their parts. */

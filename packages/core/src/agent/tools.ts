@@ -11,9 +11,15 @@ import { buildIncidentTools } from '../incidents/agent-tools';
 import { listLearnings } from '../knowledge/learnings';
 import { listRunbooks, matchRunbooks, runbooksForFinding } from '../knowledge/runbooks';
 import { getFinding, listFindings, listRecommendations, pulseOverview } from '../pulse/findings';
+import {
+  ACTIVE_FINDING_STATUSES,
+  isActiveFindingStatus,
+  LIFECYCLE_STATUSES,
+  SEVERITIES,
+} from '@opsi/contracts';
 
 const Domain = z.enum(['finops', 'security', 'sre']);
-const Severity = z.enum(['critical', 'high', 'medium', 'low', 'info']);
+const Severity = z.enum(SEVERITIES);
 const ResourceRef = z.object({
   resource: z.string().min(1).describe('An ARN, a native id (vol-…, i-…, sg-…) or a name'),
 });
@@ -91,7 +97,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
       input: z.object({
         domain: Domain.optional(),
         severity: Severity.optional(),
-        status: z.enum(['open', 'acknowledged', 'in_progress', 'resolved', 'dismissed']).optional(),
+        status: z.enum(LIFECYCLE_STATUSES).optional(),
         service: z.string().optional().describe('Only findings on resources tagged service=<this>'),
         account_id: z.string().optional(),
         sort_by: z.enum(['severity', 'savings', 'date']).default('severity'),
@@ -112,9 +118,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
           sortDir: 'desc',
           limit: 500,
         });
-        let active = i.status
-          ? rows
-          : rows.filter((r) => ['open', 'acknowledged', 'in_progress'].includes(String(r.status)));
+        let active = i.status ? rows : rows.filter((r) => isActiveFindingStatus(String(r.status)));
         if (i.service || i.account_id) {
           const matching = await db
             .selectFrom('finding_resources as fr')
@@ -272,7 +276,7 @@ export function buildAgentTools(db: Db, tenantId: string): AgentTool[] {
             .select(['f.id', 'f.title', 'f.severity', 'f.domain', 'f.status'])
             .where('fr.tenant_id', '=', tenantId)
             .where('fr.arn', '=', r.arn)
-            .where('f.status', 'in', ['open', 'acknowledged', 'in_progress'])
+            .where('f.status', 'in', ACTIVE_FINDING_STATUSES)
             .orderBy('f.severity_rank', 'desc')
             .orderBy('f.id')
             .execute(),

@@ -1,4 +1,5 @@
-import { sql, type Db } from '@opsi/db';
+import { activeFindingStatuses, sql, type Db } from '@opsi/db';
+import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
 import { NotFound } from '../errors';
 import { blastRadius } from './analysis';
 import { computeHealth, HEALTH, type Health } from './health';
@@ -6,7 +7,7 @@ import { loadGraph } from './load';
 import { wireNode, type InfraGraph } from './model';
 import { computeRisks, type OpenFinding } from './risks';
 
-const ACTIVE = ['open', 'acknowledged', 'in_progress'] as const;
+const ACTIVE = ACTIVE_FINDING_STATUSES;
 
 /** The tenant's open (active) findings, one row per finding and resource. */
 export async function openFindingsOf(db: Db, tenantId: string): Promise<OpenFinding[]> {
@@ -102,7 +103,7 @@ export async function searchGraph(
     -- open findings counted for the page only, not for every match
     select h.id, h.arn, h.native_id, h.type, h.name, h.account_id, h.region,
       (select count(distinct fr.finding_id)::int from finding_resources fr join findings f on f.id = fr.finding_id
-        where fr.tenant_id = h.tenant_id and fr.arn = h.arn and f.status in ('open', 'acknowledged', 'in_progress')) as open_findings
+        where fr.tenant_id = h.tenant_id and fr.arn = h.arn and f.status in ${activeFindingStatuses}) as open_findings
     from hits h order by h.exact desc, h.name nulls last, h.arn`.execute(db);
   return { results: rows.rows };
 }

@@ -3,6 +3,7 @@ import type { AgentTool } from '@opsi/agent';
 import { sql, type Db } from '@opsi/db';
 import { getIncident, listTimeline } from './incidents';
 import { incidentAlerts, relatedResources } from './queries';
+import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
 
 const IncidentRef = z.object({ id: z.string().uuid().describe("The incident's id (a UUID)") });
 
@@ -279,7 +280,7 @@ export function buildIncidentTools(db: Db, tenantId: string): AgentTool[] {
               .select(['f.id', 'f.title', 'f.severity', 'f.domain', 'fr.arn', 'r.name as resource_name'])
               .where('fr.tenant_id', '=', tenantId)
               .where('fr.arn', 'in', arns)
-              .where('f.status', 'in', ['open', 'acknowledged', 'in_progress'])
+              .where('f.status', 'in', ACTIVE_FINDING_STATUSES)
               .orderBy('f.severity_rank', 'desc')
               .orderBy('f.id')
               .limit(50)

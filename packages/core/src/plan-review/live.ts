@@ -1,6 +1,7 @@
 import { sql, type Db } from '@opsi/db';
 import { blastRadius } from '../graph/analysis';
 import { loadGraph } from '../graph/load';
+import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
 
 /** A live resource of the tenant's inventory, as plan review joins it. */
 export interface LiveResource {
@@ -139,7 +140,7 @@ export async function findOpenFindings(db: Db, tenantId: string, arns: string[])
     )
     .select(['f.id', 'f.check_id', 'f.title', 'f.severity', 'fr.arn'])
     .where('f.tenant_id', '=', tenantId)
-    .where('f.status', 'in', ['open', 'acknowledged', 'in_progress'])
+    .where('f.status', 'in', ACTIVE_FINDING_STATUSES)
     .where('fr.arn', '=', sql<string>`any(${arns}::text[])`)
     .orderBy('f.severity_rank', 'desc')
     .orderBy('f.id')

@@ -1,4 +1,5 @@
 import { sql, type Db } from '@opsi/db';
+import { UNRESOLVED_FINDING_STATUSES } from '@opsi/contracts';
 import {
   appendSteps,
   detectorById,
@@ -620,7 +621,7 @@ export async function executeFinalizePlan(
         .set({ status: 'resolved', resolved_at: at, resolved_by: resolver, updated_at: at })
         .where('tenant_id', '=', tenantId)
         .where('group_id', '=', plan.group_id)
-        .where('status', 'in', ['open', 'acknowledged', 'in_progress', 'confirmed'])
+        .where('status', 'in', UNRESOLVED_FINDING_STATUSES)
         .returning(['id', 'status'])
         .execute();
       closed = members.map((m) => m.id);

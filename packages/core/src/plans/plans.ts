@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { sql, type Db, type PlanStepStatus } from '@opsi/db';
+import { isUnresolvedFindingStatus } from '@opsi/contracts';
 import type { JobProducer } from '@opsi/jobs';
 import { appendSteps, type AuditStep } from '@opsi/detectors';
 import { appendAudit } from '../audit/audit-log';
@@ -9,7 +10,6 @@ import { BadRequest, Conflict, NotFound } from '../errors';
 /** Plan statuses that are still being worked on (stale can only be flagged on these). */
 const OPEN_PLAN = ['generating', 'ready', 'failed', 'finalizing'] as const;
 const DONE_STEP: PlanStepStatus[] = ['verified', 'confirmed', 'skipped'];
-const ACTIVE_FINDING = ['open', 'acknowledged', 'in_progress', 'confirmed'];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface PlanSettings {
@@ -166,7 +166,7 @@ export async function getOrCreatePlan(
     .where('tenant_id', '=', tenantId)
     .where('group_id', '=', finding.group_id)
     .executeTakeFirst();
-  if (!existing && !ACTIVE_FINDING.includes(finding.status))
+  if (!existing && !isUnresolvedFindingStatus(finding.status))
     throw new Conflict(`The finding is ${finding.status}: there is nothing to resolve.`);
   // The primary finding of the cluster (the one listed), so every caller's plan speaks of the same one.
   const primary = await db
@@ -201,7 +201,7 @@ export async function getOrCreatePlan(
     .where('tenant_id', '=', tenantId)
     .where('group_id', '=', finding.group_id)
     .executeTakeFirstOrThrow();
-  const regressed = plan.status === 'resolved' && ACTIVE_FINDING.includes(finding.status);
+  const regressed = plan.status === 'resolved' && isUnresolvedFindingStatus(finding.status);
   if (plan.status === 'failed' || regressed) {
     const restarted = await restartGeneration(db, producer, tenantId, plan.id, [plan.status]);
     if (restarted)

@@ -1,14 +1,11 @@
-import { sql, type Db, type FindingStatus, type ScanWarning } from '@opsi/db';
+import { activeFindingStatuses, sql, type Db, type FindingStatus, type ScanWarning } from '@opsi/db';
+import { LIFECYCLE_STATUSES, type LifecycleStatus } from '@opsi/contracts';
 import { REGION_NOT_ENABLED_CODES } from '@opsi/inventory';
 import { DEFAULT_LIMITS, hashRows, runSandboxed, savingsTotal, DETECTORS } from '@opsi/detectors';
 import { appendAudit } from '../audit/audit-log';
 import { realizedSavings } from '../plans/plans';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
-
-export const LIFECYCLE_STATUSES = ['open', 'acknowledged', 'in_progress', 'resolved', 'dismissed'] as const;
-export type LifecycleStatus = (typeof LIFECYCLE_STATUSES)[number];
-export const ACTIVE_STATUSES: FindingStatus[] = ['open', 'acknowledged', 'in_progress'];
 
 const STATUS_ORDER =
   "case f.status when 'open' then 1 when 'acknowledged' then 2 when 'in_progress' then 3 when 'resolved' then 4 when 'dismissed' then 5 else 6 end";
@@ -282,7 +279,7 @@ export async function listRecommendations(db: Db, tenantId: string) {
     select r.id, r.finding_id, f.title, f.domain, f.severity, f.status, r.rationale, r.action_type,
            r.savings::float8 as savings, r.effort, r.priority
     from recommendations r join findings f on f.id = r.finding_id
-    where r.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress')
+    where r.tenant_id = ${tenantId} and f.status in ${activeFindingStatuses}
     order by r.priority, r.savings desc, f.severity_rank desc, r.id`.execute(db);
   return rows.rows;
 }
@@ -321,9 +318,7 @@ export async function listResolved(db: Db, tenantId: string, domain?: string) {
 export async function pulseOverview(db: Db, tenantId: string) {
   const counts = await sql<{ domain: string; severity: string; n: number }>`
     select domain, severity, count(*)::int as n from findings
-    where tenant_id = ${tenantId} and status in ('open', 'acknowledged', 'in_progress') group by 1, 2`.execute(
-    db,
-  );
+    where tenant_id = ${tenantId} and status in ${activeFindingStatuses} group by 1, 2`.execute(db);
   const byDomain: Record<string, number> = { finops: 0, security: 0, sre: 0 };
   const bySeverity: Record<string, number> = { critical: 0, high: 0, medium: 0, low: 0, info: 0 };
   let open = 0;

@@ -1,4 +1,4 @@
-import { sql, type Db } from '@opsi/db';
+import { activeFindingStatuses, sql, type Db } from '@opsi/db';
 import { savingsTotal } from '@opsi/detectors';
 import { NotFound } from '../errors';
 import { incidentsInPeriod, realizedSavingsInPeriod, type IncidentSections, type Period } from './sources';
@@ -187,7 +187,7 @@ export async function topClusters(db: Db, tenantId: string, limit = TOP_CLUSTERS
            (select count(*)::int from findings d where d.group_id = f.group_id and d.status = 'confirmed' and d.check_id <> f.check_id) as duplicates,
            coalesce(r.savings, 0)::float8 as savings_monthly
     from findings f left join recommendations r on r.finding_id = f.id
-    where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress')
+    where f.tenant_id = ${tenantId} and f.status in ${activeFindingStatuses}
     order by f.severity_rank desc, f.regressed desc, savings_monthly desc, resources desc, f.detected_at, f.group_id
     limit ${limit}`.execute(db);
   return rows.rows.map(({ detected_at: _d, ...r }) => ({

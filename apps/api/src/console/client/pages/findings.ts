@@ -3,8 +3,9 @@ import { get, patch, post, qs } from '../api';
 import { card, clear, empty, h, money, pill, when } from '../dom';
 import { DOMAINS, SEVERITIES, act, errorSlot, showError, type Page } from '../ctx';
 import type { AuditStepT, AuditTrailT, FindingDetailT, FindingListT, StepRerunT } from '../types';
+import { LIFECYCLE_STATUSES } from '@opsi/contracts/vocabulary';
 
-const STATUSES = ['open', 'acknowledged', 'in_progress', 'resolved', 'dismissed'] as const;
+const STATUSES = LIFECYCLE_STATUSES;
 
 function select(name: string, label: string, options: readonly string[], value: string | null, all = 'all') {
   return h(

@@ -4,6 +4,7 @@ import 'uplot/dist/uPlot.min.css';
 import { get } from '../api';
 import { card, empty, h, money, pill, when } from '../dom';
 import { DOMAINS, SEVERITIES, sevRank, type Page } from '../ctx';
+import { UNRESOLVED_FINDING_STATUSES } from '@opsi/contracts/vocabulary';
 
 interface Overview {
   open_findings: number;
@@ -46,7 +47,8 @@ interface ResolvedItem {
   savings: number;
 }
 
-const OPEN = new Set(['open', 'acknowledged', 'in_progress', 'confirmed']);
+/** A cluster counts as open while any of it is unresolved (its duplicates included). */
+const OPEN = new Set<string>(UNRESOLVED_FINDING_STATUSES);
 const DAY = 86_400_000;
 
 /**
