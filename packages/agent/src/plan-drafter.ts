@@ -1,8 +1,7 @@
-import { createAnthropic } from '@ai-sdk/anthropic';
-import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
-import { streamText, type LanguageModel } from 'ai';
-import { ANTHROPIC_BASE_URL, type EngineConfig } from './index';
+import { NoObjectGeneratedError, Output, streamText } from 'ai';
+import { z } from 'zod';
 import { describeModelError } from './loop';
+import { hostedModel, type EngineConfig } from './providers';
 
 /** A step as the plan service drafts it (structurally the detectors' StepDraft). */
 export interface DraftStep {
@@ -23,24 +22,19 @@ export interface PlanDraftInput {
 }
 
 const SYSTEM = `You improve the steps of a cloud remediation plan. You receive the finding and its built-in steps as JSON.
-Answer ONLY a JSON object {"steps":[{"title":string,"instructions":string,"fix_command":string|null}]} with exactly one entry per built-in step, in the same order.
+Answer a JSON object {"steps":[{"title":string,"instructions":string,"fix_command":string|null}]} with exactly one entry per built-in step, in the same order.
 Rules: keep each step's meaning; instructions must cite the evidence in words and name the exact resource ids; fix_command is either the built-in step's command (you may keep it unchanged) or null; never invent resource ids, regions or commands; never add steps.`;
 
-/** The model a hosted AGENT_ENGINE names, for plan drafting. */
-function modelOf(c: EngineConfig): LanguageModel {
-  if (c.engine === 'openai') {
-    const provider = createOpenAICompatible({
-      name: 'openai-compatible',
-      baseURL: (c.baseUrl ?? '').replace(/\/+$/, ''),
-      ...(c.apiKey ? { apiKey: c.apiKey } : {}),
-    });
-    return provider.chatModel(c.model!);
-  }
-  return createAnthropic({
-    baseURL: (c.baseUrl ?? ANTHROPIC_BASE_URL).replace(/\/+$/, ''),
-    apiKey: c.apiKey!,
-  })(c.model!);
-}
+/** What the model must answer: the SDK asks for it (JSON schema or JSON mode) and validates the answer. */
+const Draft = z.object({
+  steps: z.array(
+    z.object({
+      title: z.string().min(1),
+      instructions: z.string().min(1),
+      fix_command: z.string().nullable(),
+    }),
+  ),
+});
 
 /**
  * A plan drafter on the hosted model (AGENT_ENGINE openai or anthropic): the model rewrites the built-in
@@ -49,9 +43,9 @@ function modelOf(c: EngineConfig): LanguageModel {
  */
 export function createPlanDrafter(c: EngineConfig) {
   if (c.engine !== 'openai' && c.engine !== 'anthropic') return undefined;
-  const model = modelOf(c);
+  const { model, name } = hostedModel(c);
   return {
-    name: `${c.engine}:${c.model}`,
+    name,
     async draft(input: PlanDraftInput, builtIn: DraftStep[], signal: AbortSignal): Promise<DraftStep[]> {
       const prompt = JSON.stringify({
         finding: { id: input.findingId, check: input.checkId, title: input.title },
@@ -67,37 +61,30 @@ export function createPlanDrafter(c: EngineConfig) {
           fix_command: s.fix_command,
         })),
       });
-      let text = '';
+      let steps: z.infer<typeof Draft>['steps'];
       try {
         const result = streamText({
           model,
           system: SYSTEM,
           prompt,
+          output: Output.object({ schema: Draft, name: 'plan_steps' }),
           abortSignal: signal,
           maxRetries: c.maxRetries ?? 2,
         });
-        for await (const part of result.fullStream) {
-          if (part.type === 'text-delta') text += part.text;
-          else if (part.type === 'error') throw part.error;
-        }
+        for await (const part of result.fullStream) if (part.type === 'error') throw part.error;
+        steps = (await result.output).steps;
       } catch (e) {
+        if (NoObjectGeneratedError.isInstance(e))
+          throw new Error('The model did not answer the plan in the asked shape.', { cause: e });
         throw new Error(describeModelError(e, c.apiKey ? [c.apiKey] : []), { cause: e });
       }
-      const json = /\{[\s\S]*\}/.exec(text)?.[0];
-      let parsed: { steps?: Array<{ title?: unknown; instructions?: unknown; fix_command?: unknown }> };
-      try {
-        parsed = JSON.parse(json ?? '') as typeof parsed;
-      } catch (e) {
-        throw new Error('The model did not answer the plan as JSON.', { cause: e });
-      }
-      const steps = parsed.steps ?? [];
       if (steps.length !== builtIn.length)
         throw new Error(`The model answered ${steps.length} steps for ${builtIn.length}.`);
       return builtIn.map((b, i) => ({
         ...b,
-        title: String(steps[i]!.title ?? ''),
-        instructions: String(steps[i]!.instructions ?? ''),
-        fix_command: typeof steps[i]!.fix_command === 'string' ? (steps[i]!.fix_command as string) : null,
+        title: steps[i]!.title,
+        instructions: steps[i]!.instructions,
+        fix_command: steps[i]!.fix_command,
       }));
     },
   };

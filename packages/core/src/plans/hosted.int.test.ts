@@ -15,7 +15,8 @@ import { getPlan } from './plans';
 let t: TestContext;
 let a: TestMember;
 let server: ScriptedModelServer;
-let mode: 'good' | 'invented_id' | 'unsupported' | 'too_few' = 'good';
+let mode: 'good' | 'invented_id' | 'unsupported' | 'too_few' | 'prose' = 'good';
+let lastRequest: Record<string, unknown> = {};
 
 beforeAll(async () => {
   t = await createTestContext();
@@ -23,6 +24,8 @@ beforeAll(async () => {
   await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
   await runScan(t.db, (await requestScan(t.db, null, a.tenant.id, 'test')).id);
   server = await startScriptedModelServer((req) => {
+    lastRequest = req.body;
+    if (mode === 'prose') return openaiText('Here are better steps: first, look at the volume.');
     const messages = req.body.messages as Array<{ role: string; content: string }>;
     const input = JSON.parse(messages.find((m) => m.role === 'user')!.content) as {
       steps: Array<{ title: string; instructions: string; fix_command: string | null }>;
@@ -85,6 +88,16 @@ describe('plans drafted by a hosted model', () => {
     expect(plan.steps[0]!.title).toMatch(/^Model: /);
     expect(plan.steps.at(-1)!.final).toBe(true);
     expect(plan.steps.some((s) => s.fix_command?.command.startsWith('aws ec2 delete-volume'))).toBe(true);
+    // structured output: the request asks for JSON (the SDK's response_format), not for prose to mine
+    expect(lastRequest.response_format, JSON.stringify(lastRequest).slice(0, 400)).toBeTruthy();
+  });
+
+  it('an answer that is not the asked shape fails the plan with that reason', async () => {
+    mode = 'prose';
+    const plan = await generate(drafter());
+    expect(plan.status).toBe('failed');
+    expect(plan.error).toMatch(/did not answer the plan in the asked shape/);
+    expect(plan.steps).toEqual([]);
   });
 
   it('a draft naming a resource outside the finding, an unsupported command, or the wrong steps is refused', async () => {
