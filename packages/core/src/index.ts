@@ -1,3 +1,4 @@
+import './wiring';
 export * from './errors';
 export * from './context';
 export * from './identity/passwords';
@@ -38,3 +39,4 @@ export * from './triage/sns';
 export * from './triage/pipeline';
 export * from './triage/rules';
 export * from './triage/triage';
+export * from './events';

@@ -6,7 +6,7 @@ import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from
 import type { Logger } from '@opsi/logger';
 import { agentToolsFor, availableTools } from '../agent/tools';
 import { listLearnings, markLearningsUsed } from '../knowledge/learnings';
-import { citedIds, incidentTurnContext, recordInvestigationEvent } from '../incidents/investigation';
+import { domainBus } from '../events';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
@@ -397,21 +397,8 @@ export async function executeRun(
   if (!run) return { outcome: 'gone' as const };
   if (last && isTerminal(last)) {
     await finishRun(deps.db, runId, last); // the worker died between the stream and the row
-    if (run.purpose === 'investigation' && run.incident_id) {
-      // ... or between the row and the timeline.
-      const completed = last.kind === 'run.completed';
-      const text = completed ? String(last.reply) : `The investigation failed: ${String(last.detail)}`;
-      await recordInvestigationEvent(
-        deps.db,
-        deps.timeline,
-        run.tenant_id,
-        run.incident_id,
-        runId,
-        completed ? 'investigation_completed' : 'investigation_failed',
-        text,
-        { session_id: run.session_id, ...(completed ? { cited: citedIds(text) } : {}) },
-      );
-    }
+    // ... or between the row and what the run's end sets off (the handlers write once).
+    await domainBus.emit('agent_run.ended', endedFact(deps, run, runId, last));
     return { outcome: 'already-ended' as const };
   }
   if (run.status === 'completed' || run.status === 'failed') return { outcome: 'already-ended' as const };
@@ -421,36 +408,24 @@ export async function executeRun(
     reserved: run.seq_reserved,
   });
   const investigation = run.purpose === 'investigation' && run.incident_id ? run.incident_id : undefined;
+  const fact = {
+    db: deps.db,
+    timeline: deps.timeline,
+    tenantId: run.tenant_id,
+    runId,
+    sessionId: run.session_id,
+    purpose: run.purpose,
+    incidentId: run.incident_id,
+  };
   const end = async (kind: 'run.completed' | 'run.failed', data: { reply: string } | { detail: string }) => {
     const terminal = await seq.append(kind, data as never);
     if (terminal) await finishRun(deps.db, runId, terminal);
-    if (investigation) {
-      // Written once per run, after the run's own terminal event (a retry after a crash here writes it then).
-      if (kind === 'run.completed') {
-        const reply = (data as { reply: string }).reply;
-        await recordInvestigationEvent(
-          deps.db,
-          deps.timeline,
-          run.tenant_id,
-          investigation,
-          runId,
-          'investigation_completed',
-          reply,
-          { session_id: run.session_id, cited: citedIds(reply) },
-        );
-      } else {
-        await recordInvestigationEvent(
-          deps.db,
-          deps.timeline,
-          run.tenant_id,
-          investigation,
-          runId,
-          'investigation_failed',
-          `The investigation failed: ${(data as { detail: string }).detail}`,
-          { session_id: run.session_id },
-        );
-      }
-    }
+    // After the run's own terminal event (a retry after a crash here publishes it then).
+    await domainBus.emit('agent_run.ended', {
+      ...fact,
+      outcome: kind === 'run.completed' ? 'completed' : 'failed',
+      text: 'reply' in data ? data.reply : data.detail,
+    });
     return terminal;
   };
 
@@ -467,17 +442,7 @@ export async function executeRun(
   await (resumed
     ? seq.append('run.resumed', { attempt: ctx.attempt, after_seq: seq.known })
     : seq.append('run.started', { attempt: ctx.attempt }));
-  if (investigation)
-    await recordInvestigationEvent(
-      deps.db,
-      deps.timeline,
-      run.tenant_id,
-      investigation,
-      runId,
-      'investigation_started',
-      'The agent started investigating: alerts, affected resources and their dependencies, recent changes, metrics, open findings and similar past incidents.',
-      { session_id: run.session_id },
-    );
+  await domainBus.emit('agent_run.started', fact);
   // Postgres keeps a checkpoint of the last seq (tool results and the final message; the end sets it).
   const checkpoint = (n: number) =>
     deps.db
@@ -500,7 +465,13 @@ export async function executeRun(
       .orderBy('created_at')
       .execute(),
     listLearnings(deps.db, run.tenant_id, { limit: TURN_LEARNINGS }),
-    boundIncident ? incidentTurnContext(deps.db, run.tenant_id, boundIncident) : undefined,
+    boundIncident
+      ? domainBus.ask('incident.turn_context', {
+          db: deps.db,
+          tenantId: run.tenant_id,
+          incidentId: boundIncident,
+        })
+      : undefined,
   ]);
 
   const deadline = AbortSignal.timeout(deps.turnTimeoutMs);
@@ -611,21 +582,9 @@ export async function sweepRuns(
     .limit(opts.limit ?? 500)
     .execute();
   let closed = 0;
-  // An investigation the sweeper closes still tells its incident's timeline how it ended.
+  // A run the sweeper closes still publishes its end (an investigation's timeline hears how it ended).
   const tellIncident = async (run: (typeof open)[number], terminal: RunEvent | null | undefined) => {
-    if (!terminal || run.purpose !== 'investigation' || !run.incident_id) return;
-    const completed = terminal.kind === 'run.completed';
-    const text = completed ? String(terminal.reply) : `The investigation failed: ${String(terminal.detail)}`;
-    await recordInvestigationEvent(
-      deps.db,
-      deps.timeline,
-      run.tenant_id,
-      run.incident_id,
-      run.id,
-      completed ? 'investigation_completed' : 'investigation_failed',
-      text,
-      { session_id: run.session_id, ...(completed ? { cited: citedIds(text) } : {}) },
-    );
+    if (terminal) await domainBus.emit('agent_run.ended', endedFact(deps, run, run.id, terminal));
   };
   for (const run of open) {
     const last = await deps.log.last(run.id);
@@ -659,3 +618,24 @@ export async function sweepRuns(
 }
 
 export { cancelKey, CANCELLED };
+
+/** The end of a run as the bus publishes it, from its terminal event. */
+function endedFact(
+  deps: { db: Db; timeline?: TimelineLog | undefined },
+  run: { tenant_id: string; session_id: string; purpose: string | null; incident_id: string | null },
+  runId: string,
+  terminal: RunEvent,
+) {
+  const completed = terminal.kind === 'run.completed';
+  return {
+    db: deps.db,
+    timeline: deps.timeline,
+    tenantId: run.tenant_id,
+    runId,
+    sessionId: run.session_id,
+    purpose: run.purpose,
+    incidentId: run.incident_id,
+    outcome: completed ? ('completed' as const) : ('failed' as const),
+    text: completed ? String(terminal.reply) : String(terminal.detail),
+  };
+}
