@@ -59,12 +59,12 @@ async function ownPlan(db: Db, tenantId: string, planId: string, forUpdate = fal
 
 /** The plan as the API shows it, with its steps and whether the evidence changed under it. */
 export async function getPlan(db: Db, tenantId: string, planId: string, settings?: PlanSettings) {
-  let plan = await ownPlan(db, tenantId, planId);
+  const current = await ownPlan(db, tenantId, planId);
   // A generation whose worker died never reports: past the timeout (with a margin), it has failed.
   if (
     settings &&
-    plan.status === 'generating' &&
-    Date.now() - new Date(plan.generation_started_at).getTime() > settings.generationTimeoutMs * 1.25
+    current.status === 'generating' &&
+    Date.now() - new Date(current.generation_started_at).getTime() > settings.generationTimeoutMs * 1.25
   ) {
     await db
       .updateTable('resolution_plans')
@@ -74,54 +74,62 @@ export async function getPlan(db: Db, tenantId: string, planId: string, settings
           'Generation did not finish within about 2 minutes; retry to generate again from the same evidence.',
         updated_at: new Date(),
       })
-      .where('id', '=', plan.id)
+      .where('id', '=', current.id)
       .where('status', '=', 'generating')
-      .where('attempt', '=', plan.attempt)
+      .where('attempt', '=', current.attempt)
       .execute();
-    plan = await ownPlan(db, tenantId, planId);
   }
-  const steps = await db
-    .selectFrom('resolution_plan_steps')
-    .select([
-      'seq',
-      'title',
-      'instructions',
-      'citations',
-      'fix_command',
-      'verification',
-      'how_to_confirm',
-      'status',
-      'final',
-      'last_check',
-      'skip_reason',
-      'done_by',
-      'done_at',
-    ])
-    .where('plan_id', '=', plan.id)
-    .orderBy('seq')
-    .execute();
-  let stale = plan.stale;
-  if (!stale && plan.evidence_hash && (OPEN_PLAN as readonly string[]).includes(plan.status)) {
-    stale = (await evidenceFingerprint(db, tenantId, plan.group_id)) !== plan.evidence_hash;
-  }
-  return {
-    id: plan.id,
-    finding_id: plan.finding_id,
-    group_id: plan.group_id,
-    status: plan.status,
-    stale,
-    engine: plan.engine,
-    attempt: plan.attempt,
-    created_at: plan.created_at,
-    updated_at: plan.updated_at,
-    resolved_at: plan.resolved_at,
-    error: plan.error,
-    steps: steps.map((s) => ({
-      ...s,
-      fix_command: s.fix_command ? { command: s.fix_command, executed_by_service: false as const } : null,
-    })),
-    final_check: plan.final_check,
-  };
+  // The plan and its steps from one snapshot. Read apart, a generation committing between the two reads
+  // showed a plan still generating with its steps already there (and a page drew them without controls).
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .setAccessMode('read only')
+    .execute(async (tx) => {
+      const plan = await ownPlan(tx, tenantId, planId);
+      const steps = await tx
+        .selectFrom('resolution_plan_steps')
+        .select([
+          'seq',
+          'title',
+          'instructions',
+          'citations',
+          'fix_command',
+          'verification',
+          'how_to_confirm',
+          'status',
+          'final',
+          'last_check',
+          'skip_reason',
+          'done_by',
+          'done_at',
+        ])
+        .where('plan_id', '=', plan.id)
+        .orderBy('seq')
+        .execute();
+      let stale = plan.stale;
+      if (!stale && plan.evidence_hash && (OPEN_PLAN as readonly string[]).includes(plan.status)) {
+        stale = (await evidenceFingerprint(tx, tenantId, plan.group_id)) !== plan.evidence_hash;
+      }
+      return {
+        id: plan.id,
+        finding_id: plan.finding_id,
+        group_id: plan.group_id,
+        status: plan.status,
+        stale,
+        engine: plan.engine,
+        attempt: plan.attempt,
+        created_at: plan.created_at,
+        updated_at: plan.updated_at,
+        resolved_at: plan.resolved_at,
+        error: plan.error,
+        steps: steps.map((s) => ({
+          ...s,
+          fix_command: s.fix_command ? { command: s.fix_command, executed_by_service: false as const } : null,
+        })),
+        final_check: plan.final_check,
+      };
+    });
 }
 
 function generationJobId(planId: string, attempt: number) {
