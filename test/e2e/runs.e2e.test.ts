@@ -36,7 +36,7 @@ const streamUrl = (params: Record<string, string>) =>
 const attachUrl = (params: Record<string, string>) =>
   `${base()}/api/v1/stream/attach?${new URLSearchParams(params)}`;
 
-async function startWorker(): Promise<ServiceProcess> {
+async function startWorker(env: Record<string, string> = {}): Promise<ServiceProcess> {
   const worker = await svc.startWorker({
     // info: the SIGTERM test reads the worker's "worker stopping" and "worker stopped" lines.
     LOG_LEVEL: 'info',
@@ -45,6 +45,7 @@ async function startWorker(): Promise<ServiceProcess> {
     WORKER_STALLED_INTERVAL_MS: '1000',
     RUN_SWEEP_INTERVAL_MS: '2000',
     WORKER_SHUTDOWN_GRACE_MS: String(SHUTDOWN_GRACE_MS),
+    ...env,
   });
   workers.push(worker);
   return worker;
@@ -361,6 +362,42 @@ describe('worker failures', () => {
     expect(second.events[0]!.data.attempt).toBe(1);
     expect(second.events.map((e) => e.event)).not.toContain('run.resumed');
     expect(second.events.at(-1)).toMatchObject({ event: 'run.completed', data: { reply: 'late' } });
+  });
+
+  it('SIGTERM with a turn longer than the grace: the worker hands it back and exits mid-turn; another resumes it', async () => {
+    // Only a worker with a short grace is left to take the turn.
+    const short = await startWorker({ WORKER_SHUTDOWN_GRACE_MS: '1000' });
+    for (const w of workers.filter((p) => alive(p) && p !== short)) {
+      w.child.kill('SIGTERM');
+      expect(await w.exited).toBe(0);
+    }
+    let signalled = false;
+    let runId = '';
+    const running = background(
+      readSse(streamUrl({ prompt: script([{ delta: 'a' }, { sleep: 8000 }, { delta: 'b' }]) }), {
+        token,
+        onOpen: (r) => (runId = r.headers.get('x-run-id') ?? ''),
+        onEvent(e) {
+          if (e.event === 'message.delta' && !signalled) {
+            signalled = true;
+            short.child.kill('SIGTERM');
+          }
+        },
+      }),
+    );
+    expect(await short.exited).toBe(0);
+    // It left before the turn's end: the turn was handed back, not run to its end.
+    expect(short.output()).toContain('outlived the grace period');
+    expect((await runRow(runId)).status).toBe('running');
+
+    await startWorker();
+    const res = await running;
+    expectWholeRun(res.events);
+    const resumed = res.events.filter((e) => e.event === 'run.resumed');
+    expect(resumed).toHaveLength(1);
+    expect(resumed[0]!.data).toMatchObject({ attempt: 2 });
+    expect(res.events.at(-1)!.event).toBe('run.completed');
+    expect((await rowFinished(runId)).attempts).toBe(2);
   });
 });
 

@@ -19,7 +19,8 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     stopping = true;
     logger.info({ signal }, 'worker stopping');
     await worker.close();
-    await database.close();
+    // Jobs handed back past the grace may still hold a connection for a statement: do not wait on them.
+    await Promise.race([database.close(), new Promise((r) => setTimeout(r, 5000).unref())]);
     process.exit(0);
   });
 }

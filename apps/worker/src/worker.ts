@@ -322,21 +322,22 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
       const grace = config.WORKER_SHUTDOWN_GRACE_MS;
       await Promise.all(
         workers.map(async (worker) => {
-          // worker.close() waits for active jobs and has no timeout of its own: bound it, then force.
-          // Forced jobs keep their lock until it expires; then another worker takes them over.
+          // worker.close() waits for active jobs and has no timeout of its own: bound it. Past the grace
+          // the jobs are handed back by leaving them: BullMQ answers a second close(true) with the close
+          // already under way (which waits for them), so nothing is awaited further; the process exits,
+          // the jobs' locks expire, and another worker takes them over as stalled, as after a SIGKILL
+          // (a run resumes after its last seq).
           let timer: NodeJS.Timeout | undefined;
           const outcome = await Promise.race([
             worker.close().then(() => 'drained' as const),
             new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), grace))),
           ]);
           clearTimeout(timer);
-          if (outcome === 'timeout') {
+          if (outcome === 'timeout')
             logger.warn(
               { queue: worker.name, grace_ms: grace },
               'active jobs outlived the grace period; handing them back',
             );
-            await worker.close(true);
-          }
         }),
       );
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
