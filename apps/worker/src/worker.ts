@@ -5,6 +5,7 @@ import {
   attemptDelivery,
   outboundPolicyFor,
   cancelChannel,
+  domainBus,
   abandonFinalize,
   executeFinalizePlan,
   executeGeneratePlan,
@@ -12,7 +13,6 @@ import {
   executeRun,
   executeVerifyStep,
   type PlanDrafter,
-  notifyCriticalFindings,
   processAlertBatch,
   requestScan,
   runMorningReportJob,
@@ -128,23 +128,15 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
         } catch (e) {
           return retryLaterIfBusy(e, ctx);
         }
-        // The resilience engine runs on the graph this scan wrote, as its own job (its own retries).
-        await producer.enqueue(
-          'pulse',
-          'resilience',
-          { tenant_id: payload.tenant_id, scan_id: scan.id },
-          { jobId: `resilience-${scan.id}` },
-        );
-        if (scan.status === 'completed')
-          await notifyCriticalFindings(deps.db, producer, payload.tenant_id, scan.id, delivery);
-        // The alert events the scan brought in go through triage (the job id makes a retry harmless).
-        if (scan.status === 'completed')
-          await producer.enqueue(
-            'triage',
-            'scan',
-            { tenant_id: payload.tenant_id, scan_id: scan.id },
-            { jobId: `scan-${scan.id}` },
-          );
+        // Resilience, notifications and triage react on the domain bus (packages/core/src/wiring.ts).
+        await domainBus.emit('scan.ended', {
+          db: deps.db,
+          producer,
+          delivery,
+          tenantId: payload.tenant_id,
+          scanId: scan.id,
+          status: scan.status,
+        });
         return { scan_id: scan.id, status: scan.status };
       },
       resilience: async (payload) => {

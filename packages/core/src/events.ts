@@ -1,5 +1,6 @@
 import type { Db } from '@opsi/db';
-import type { TimelineLog } from '@opsi/jobs';
+import type { JobProducer, TimelineLog } from '@opsi/jobs';
+import type { DeliveryPolicy } from './integrations/deliveries';
 
 /**
  * The in-process bus between domains: a domain publishes what happened, and the domains that react to it
@@ -21,6 +22,20 @@ export interface DomainEvents {
   'agent_run.started': AgentRunFact;
   /** An agent run ended: its terminal event is on its stream and its row is closed. */
   'agent_run.ended': AgentRunFact & { outcome: 'completed' | 'failed'; text: string };
+  /**
+   * A scan's job ran it to its end (completed, partial or failed; a retry of the job publishes again):
+   * the graph starts its resilience run, notifications tell of the critical findings it opened, triage
+   * takes the alert events it brought in. Follow-up jobs are enqueued with ids of the scan, so a second
+   * publication adds nothing.
+   */
+  'scan.ended': {
+    db: Db;
+    producer: JobProducer;
+    delivery: DeliveryPolicy;
+    tenantId: string;
+    scanId: string;
+    status: string;
+  };
 }
 
 export interface AgentRunFact {
