@@ -13,6 +13,7 @@ export default tseslint.config(
       '**/dist/**',
       'docs/openapi.json',
       'packages/sdk/src/openapi.gen.ts',
+      'packages/db/src/schema.gen.ts',
     ],
   },
   js.configs.recommended,
