@@ -122,7 +122,7 @@ export function hashTagOf(key: string): string {
  * How many hash tags event streams (runs, incident timelines) are spread over on a cluster. A stream
  * hub reads each tag's streams with one blocking XREAD on a connection of its own (a multi-key XREAD
  * must stay in one slot), so this bounds a hub's connections while spreading the streams over 16 slots
- * (and so over every master of a cluster of up to 16). Changing it renames the streams of runs in
+ * (on an even 3-master split: 4, 8 and 4 of them per master). Changing it renames the streams of runs in
  * flight: change it only with nothing running.
  */
 export const STREAM_SHARDS = 16;
