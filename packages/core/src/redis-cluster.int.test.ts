@@ -56,8 +56,8 @@ function connect(role: 'command' | 'producer' | 'worker' | 'blocking') {
 
 /** Which master (by port) serves each slot, from CLUSTER SLOTS. */
 async function slotOwners(): Promise<(slot: number) => number> {
-  const ranges = (await (command as Cluster).cluster('SLOTS')) as Array<[number, number, [string, number]]>;
-  return (slot) => ranges.find(([from, to]) => slot >= from && slot <= to)![2][1];
+  const ranges = await (command as Cluster).cluster('SLOTS');
+  return (slot) => ranges.find(([from, to]) => slot >= from && slot <= to)![2]![1];
 }
 
 /** The keys matching `pattern` on each master, by port. */
