@@ -1,3 +1,5 @@
+// eslint-disable-next-line @typescript-eslint/triple-slash-reference -- cluster-key-slot ships no types: every program that compiles this file (each package's own tsc) must see them
+/// <reference path="./cluster-key-slot.d.ts" />
 import calculateSlot from 'cluster-key-slot';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
 
