@@ -115,3 +115,36 @@ export async function startRedisCluster(opts: { masters?: number } = {}): Promis
     throw err;
   }
 }
+
+/**
+ * Moves one slot, with its keys, to the master at `toUrl`, as `redis-cli --cluster reshard` does for a
+ * range (CLUSTER SETSLOT IMPORTING/MIGRATING, MIGRATE of its keys, then SETSLOT NODE on every master):
+ * clients must follow the slot by themselves (MOVED). Answers the URL of the master it came from.
+ */
+export async function moveSlot(cluster: RedisCluster, slot: number, toUrl: string): Promise<string> {
+  const { createRedis } = await import('@opsi/redis');
+  const nodes = cluster.urls.map((url) => ({ url, redis: createRedis(url, 'command') }));
+  try {
+    const ids = await Promise.all(nodes.map((n) => n.redis.cluster('MYID') as Promise<string>));
+    const owners = await nodes[0]!.redis.cluster('SLOTS');
+    const ownerPort = owners.find(([from, to]) => slot >= from && slot <= to)![2]![1];
+    const from = nodes.findIndex((n) => new URL(n.url).port === String(ownerPort));
+    const to = nodes.findIndex((n) => n.url === toUrl);
+    if (from === to) return toUrl;
+    const [source, target] = [nodes[from]!.redis, nodes[to]!.redis];
+    await target.cluster('SETSLOT', slot, 'IMPORTING', ids[from]!);
+    await source.cluster('SETSLOT', slot, 'MIGRATING', ids[to]!);
+    const { hostname, port } = new URL(toUrl);
+    for (;;) {
+      const keys = (await source.cluster('GETKEYSINSLOT', slot, 100)) as string[];
+      if (keys.length === 0) break;
+      await source.migrate(hostname, port, '', 0, 5000, 'KEYS', ...keys);
+    }
+    for (const n of [target, source, ...nodes.map((x) => x.redis)]) {
+      await n.cluster('SETSLOT', slot, 'NODE', ids[to]!);
+    }
+    return nodes[from]!.url;
+  } finally {
+    for (const n of nodes) n.redis.disconnect();
+  }
+}

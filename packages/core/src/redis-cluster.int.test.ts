@@ -24,6 +24,7 @@ import {
 } from '@opsi/redis';
 import { until } from '@opsi/test-support';
 import {
+  moveSlot,
   redisClusterUnavailable,
   startRedisCluster,
   type RedisCluster,
@@ -243,6 +244,48 @@ describe.skipIf(unavailable)('REDIS_CLUSTER=true on a real 3-master Redis Cluste
       await Promise.all(ended);
       for (const runId of runs) expect(seen.get(runId)).toEqual([1, 2, 3]);
       expect(hub.size).toBe(0);
+    } finally {
+      await hub.stop();
+    }
+  });
+  it('a slot moved to another master (resharding) is followed: the hub and a queue carry on', async () => {
+    const log = new RunEventLog(command, prefix, 600);
+    const hub = new RunStreamHub(log, connect('blocking'), command, prefix, logger);
+    try {
+      const runId = randomUUID();
+      const seen: number[] = [];
+      let end!: () => void;
+      const ended = new Promise<void>((resolve) => (end = resolve));
+      await hub.subscribe(runId, 0, {
+        onEvents: (events: RunEvent[]) => void seen.push(...events.map((e) => e.seq)),
+        onEnd: () => end(),
+        fresh: true,
+      });
+      await log.append(runId, 'run.started', { attempt: 1 });
+      await until('the first event', () => (seen.length === 1 ? true : undefined));
+      // The run's stream (and the hub's wake-up stream of its shard) move while the hub reads them.
+      const slot = keySlot(log.streamKey(runId));
+      const owner = await slotOwners();
+      const elsewhere = cluster.urls.find((u) => Number(new URL(u).port) !== owner(slot))!;
+      await moveSlot(cluster, slot, elsewhere);
+      expect((await slotOwners())(slot)).toBe(Number(new URL(elsewhere).port));
+      await log.append(runId, 'message.delta', { text: 'a' });
+      await log.append(runId, 'run.completed', { reply: 'a' });
+      await ended;
+      expect(seen).toEqual([1, 2, 3]);
+
+      // The agent queue's slot moves too: a job enqueued after it is taken by the running worker.
+      const agentSlot = keySlot(producer.queue('agent').keys.wait!);
+      const queueOwner = (await slotOwners())(agentSlot);
+      const target = cluster.urls.find((u) => Number(new URL(u).port) !== queueOwner)!;
+      await moveSlot(cluster, agentSlot, target);
+      const before = await producer.queue('agent').getJobCounts('completed');
+      await producer.enqueue('agent', 'turn', { run_id: randomUUID(), tenant_id: randomUUID() });
+      await until('the worker took the job after the move', async () =>
+        (await producer.queue('agent').getJobCounts('completed')).completed === before.completed! + 1
+          ? true
+          : undefined,
+      );
     } finally {
       await hub.stop();
     }
