@@ -410,7 +410,8 @@ describe("Redis at maxmemory with noeviction (a redis-server of the file's own)"
     client = new IORedis(redis.url, { maxRetriesPerRequest: 1 });
     svc = await startSplitServices({
       worker: false,
-      env: { REDIS_URL: redis.url, AGENT_ENGINE: 'scripted', TRIAGE_WAIT_MS: '1' },
+      // A single redis-server of its own, also in the Redis Cluster pass (npm run test:redis-cluster).
+      env: { REDIS_URL: redis.url, REDIS_CLUSTER: 'false', AGENT_ENGINE: 'scripted', TRIAGE_WAIT_MS: '1' },
     });
     base = svc.base;
     const a = await createTenantWithUser(svc.t, { tier: 'team', budget: OOM_BUDGET });

@@ -5,30 +5,33 @@ import { createTenant, createUser, mintToken, type Auth } from '@opsi/core';
 import type { Tier, Role, TokenScope } from '@opsi/db';
 import { createTestDatabase, type TestDatabase } from '@opsi/db/testing';
 import { createLogger, type Logger } from '@opsi/logger';
-import { createRedis, type Redis } from '@opsi/redis';
+import { createRedis, deleteKeys, type RedisClient } from '@opsi/redis';
 
 /** Real Redis for tests: REDIS_URL, or this machine's local Redis. */
 export function testRedisUrl(): string {
   return loadConfig(process.env).REDIS_URL ?? 'redis://127.0.0.1:6379';
 }
 
+/**
+ * Whether the tests' Redis is a cluster (REDIS_CLUSTER=true with REDIS_URL at a seed node, as
+ * `npm run test:redis-cluster` runs them).
+ */
+export function testRedisCluster(): boolean {
+  return loadConfig(process.env).REDIS_CLUSTER;
+}
+
 export interface TestContext {
   db: TestDatabase['db'];
   database: TestDatabase;
-  redis: Redis;
+  redis: RedisClient;
   redisPrefix: string;
   config: Config;
   close(): Promise<void>;
 }
 
-/** Deletes every key matching a pattern (a test's prefix), a SCAN page at a time. */
-export async function deleteRedisKeys(redis: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    if (keys.length) await redis.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
+/** Deletes every key matching a pattern (a test's prefix), on every master of a cluster. */
+export async function deleteRedisKeys(redis: RedisClient, pattern: string): Promise<void> {
+  await deleteKeys(redis, pattern);
 }
 
 /**
@@ -44,10 +47,11 @@ export async function createTestContext(env: Record<string, string> = {}): Promi
     PORT: '0',
     DATABASE_URL: database.url,
     REDIS_URL: testRedisUrl(),
+    REDIS_CLUSTER: String(testRedisCluster()),
     REDIS_PREFIX: redisPrefix,
     ...env,
   });
-  const redis = createRedis(config.REDIS_URL!, 'command');
+  const redis = createRedis(config.REDIS_URL!, 'command', config.REDIS_CLUSTER);
   return {
     db: database.db,
     database,

@@ -26,6 +26,7 @@ export function childEnv(env: Record<string, string | undefined>): NodeJS.Proces
   for (const key of [
     'DATABASE_URL',
     'REDIS_URL',
+    'REDIS_CLUSTER',
     'PORT',
     'HOST',
     'DATA_DIR',

@@ -41,6 +41,7 @@ export async function startSplitServices(
     DATABASE_URL: t.database.url,
     DATABASE_POOL_MAX: '3',
     REDIS_URL: testRedisUrl(),
+    REDIS_CLUSTER: String(t.config.REDIS_CLUSTER),
     REDIS_PREFIX: t.redisPrefix,
     NODE_ENV: 'test',
     LOG_LEVEL: 'warn',

@@ -225,7 +225,7 @@ async function tenantId(db: DatabaseHandle['db'], slug: string): Promise<string>
  */
 async function withProducer<T>(fn: (producer: JobProducer | null) => Promise<T>): Promise<T> {
   if (!config.REDIS_URL) return fn(null);
-  const redis = createRedis(config.REDIS_URL, 'producer');
+  const redis = createRedis(config.REDIS_URL, 'producer', config.REDIS_CLUSTER);
   const producer = new JobProducer(redis, config.REDIS_PREFIX);
   try {
     return await fn(producer);

@@ -1,7 +1,7 @@
 import type { Config } from '@opsi/config';
 import type { Db } from '@opsi/db';
 import type { Logger } from '@opsi/logger';
-import type { Redis } from '@opsi/redis';
+import type { RedisClient } from '@opsi/redis';
 import type { Registry } from 'prom-client';
 import type { RunServices } from './runtime';
 
@@ -10,7 +10,7 @@ export interface ApiDeps {
   config: Config;
   logger: Logger;
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   runs: RunServices;
   revision: string;
   /** More Prometheus registries to serve on /metrics (the worker's, in single-process mode). */

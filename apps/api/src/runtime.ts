@@ -2,7 +2,7 @@ import type { Config } from '@opsi/config';
 import { AgentBudget } from '@opsi/core';
 import { bullPrefix, JobProducer, QueueEvents, RunEventLog, RunStreamHub, TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
-import { createRedis, type Redis } from '@opsi/redis';
+import { createRedis, type RedisClient } from '@opsi/redis';
 
 /** The API's Redis side of agent runs: enqueue, event log, live delivery, budget. */
 export interface RunServices {
@@ -19,19 +19,20 @@ export interface RunServices {
 
 export interface ApiRuntime {
   /** The request-path command connection (also used by /readyz). */
-  redis: Redis;
+  redis: RedisClient;
   runs: RunServices;
   close(): Promise<void>;
 }
 
 /**
  * Opens the API process's Redis connections, one per role: commands, the queue producer, and one
- * blocking connection that carries every live SSE stream of this process.
+ * blocking connection that carries every live SSE stream of this process (on a Redis Cluster, one per
+ * stream shard in use: see RunStreamHub). With REDIS_CLUSTER each is an ioredis Cluster from the seed.
  */
 export function createApiRuntime(config: Config, redisUrl: string, logger: Logger): ApiRuntime {
-  const redis = createRedis(redisUrl, 'command');
-  const producerConnection = createRedis(redisUrl, 'producer');
-  const blocking = createRedis(redisUrl, 'blocking');
+  const redis = createRedis(redisUrl, 'command', config.REDIS_CLUSTER);
+  const producerConnection = createRedis(redisUrl, 'producer', config.REDIS_CLUSTER);
+  const blocking = createRedis(redisUrl, 'blocking', config.REDIS_CLUSTER);
   for (const [role, client] of [
     ['command', redis],
     ['producer', producerConnection],
@@ -41,20 +42,20 @@ export function createApiRuntime(config: Config, redisUrl: string, logger: Logge
   }
   const log = new RunEventLog(redis, config.REDIS_PREFIX, config.RUN_STREAM_TTL_SECONDS);
   const timeline = new TimelineLog(redis, config.REDIS_PREFIX);
-  const timelineBlocking = createRedis(redisUrl, 'blocking');
+  const timelineBlocking = createRedis(redisUrl, 'blocking', config.REDIS_CLUSTER);
   timelineBlocking.on('error', (err) => logger.warn({ err, role: 'blocking' }, 'redis connection error'));
   let triageEvents: Promise<QueueEvents> | undefined;
   let queueEvents: QueueEvents | undefined;
-  let queueEventsConnection: Redis | undefined;
+  let queueEventsConnection: RedisClient | undefined;
   const runs: RunServices = {
     timeline,
     timelineHub: new RunStreamHub(timeline, timelineBlocking, redis, config.REDIS_PREFIX, logger),
     triageEvents() {
       triageEvents ??= (async () => {
-        queueEventsConnection = createRedis(redisUrl, 'blocking');
+        queueEventsConnection = createRedis(redisUrl, 'blocking', config.REDIS_CLUSTER);
         queueEvents = new QueueEvents('triage', {
           connection: queueEventsConnection,
-          prefix: bullPrefix(config.REDIS_PREFIX),
+          prefix: bullPrefix(config.REDIS_PREFIX, 'triage', config.REDIS_CLUSTER),
         });
         queueEvents.on('error', (err) => logger.warn({ err }, 'triage queue events error'));
         await queueEvents.waitUntilReady();

@@ -23,7 +23,10 @@ export interface RunningScheduler {
  * with the tenants table: at start, then every SCHEDULER_INTERVAL_MS.
  */
 export async function startScheduler(deps: SchedulerDeps): Promise<RunningScheduler> {
-  const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), deps.config.REDIS_PREFIX);
+  const producer = new JobProducer(
+    createRedis(deps.redisUrl, 'producer', deps.config.REDIS_CLUSTER),
+    deps.config.REDIS_PREFIX,
+  );
   const reconcile = async () => {
     const result = await reconcileSchedules(deps.db, producer);
     if (result.upserted.length || result.removed.length) deps.logger.info(result, 'schedules reconciled');

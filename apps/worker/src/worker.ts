@@ -76,9 +76,9 @@ async function retryLaterIfBusy(e: unknown, ctx: JobContext): Promise<never> {
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, logger } = deps;
   const prefix = config.REDIS_PREFIX;
-  const connection = createRedis(deps.redisUrl, 'worker');
-  const command = createRedis(deps.redisUrl, 'command');
-  const producer = new JobProducer(createRedis(deps.redisUrl, 'producer'), prefix);
+  const connection = createRedis(deps.redisUrl, 'worker', config.REDIS_CLUSTER);
+  const command = createRedis(deps.redisUrl, 'command', config.REDIS_CLUSTER);
+  const producer = new JobProducer(createRedis(deps.redisUrl, 'producer', config.REDIS_CLUSTER), prefix);
   const log = new RunEventLog(command, prefix, config.RUN_STREAM_TTL_SECONDS);
   const timeline = new TimelineLog(command, prefix);
   const engine = createEngine({
@@ -252,7 +252,7 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const agentWorker = workers.find((w) => w.name === 'agent');
 
   // A deleted session cancels its run wherever it runs: the worker holding the job aborts it.
-  const subscriber = agentWorker ? createRedis(deps.redisUrl, 'worker') : undefined;
+  const subscriber = agentWorker ? createRedis(deps.redisUrl, 'worker', config.REDIS_CLUSTER) : undefined;
   if (subscriber && agentWorker) {
     await subscriber.subscribe(cancelChannel(prefix));
     subscriber.on('message', (_channel, runId: string) => {

@@ -27,6 +27,18 @@ describe('loadConfig', () => {
     expect(c.PORT).toBe(9000);
   });
 
+  it('reads REDIS_CLUSTER (default off) and refuses a cluster without a seed or with a tagged prefix', () => {
+    expect(loadConfig({}).REDIS_CLUSTER).toBe(false);
+    const c = loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', REDIS_CLUSTER: 'true' });
+    expect(c.REDIS_CLUSTER).toBe(true);
+    expect(() => loadConfig({ REDIS_CLUSTER: 'true' })).toThrow(/REDIS_CLUSTER: needs REDIS_URL/);
+    expect(() =>
+      loadConfig({ REDIS_URL: 'redis://10.0.0.1:6379', REDIS_CLUSTER: 'true', REDIS_PREFIX: '{opsi}' }),
+    ).toThrow(/REDIS_PREFIX: no \{ \}/);
+    // A single Redis keeps accepting a tagged prefix, as before.
+    expect(loadConfig({ REDIS_URL: 'redis://h:6379', REDIS_PREFIX: '{opsi}' }).REDIS_PREFIX).toBe('{opsi}');
+  });
+
   it('parses worker pools and refuses unsafe combinations', () => {
     const c = loadConfig({ WORKER_QUEUES: 'agent, pulse', WORKER_CONCURRENCY_AGENT: '3' });
     expect(c.WORKER_QUEUES).toEqual(['agent', 'pulse']);

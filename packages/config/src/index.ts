@@ -52,6 +52,12 @@ export const EnvSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9:_{}-]+$/, 'letters, digits and : _ { } - only')
     .default('opsi'),
+  /**
+   * REDIS_URL names a seed node of a Redis Cluster (ElastiCache cluster mode, Memorystore for Redis
+   * Cluster, a self-run cluster): the service discovers the other nodes, and names its keys with hash
+   * tags so that the keys of one script or transaction share a slot while queues and runs spread.
+   */
+  REDIS_CLUSTER: bool.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   SESSION_TTL_HOURS: z.coerce
@@ -264,6 +270,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     problems.push(
       'SECRETS_KEY: needed when NODE_ENV=production with DATABASE_URL (32+ characters; it encrypts notifier URLs and secrets)',
     );
+  }
+  if (e.REDIS_CLUSTER && e.REDIS_URL === undefined) {
+    problems.push('REDIS_CLUSTER: needs REDIS_URL (a seed node of the cluster)');
+  }
+  // The service puts hash tags in its keys on a cluster (docs/operations.md): a tag in the prefix would
+  // come first and put every key in one slot.
+  if (e.REDIS_CLUSTER && /[{}]/.test(e.REDIS_PREFIX)) {
+    problems.push('REDIS_PREFIX: no { } with REDIS_CLUSTER=true (the service tags its keys itself)');
   }
   if (problems.length) throw new ConfigError(problems);
   const shownHost = e.HOST === '0.0.0.0' ? '127.0.0.1' : e.HOST;

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createLogger } from '@opsi/logger';
-import { createRedis } from '@opsi/redis';
-import { testRedisUrl } from '@opsi/test-support';
+import { createRedis, deleteKeys } from '@opsi/redis';
+import { testRedisCluster, testRedisUrl } from '@opsi/test-support';
 import { fillUp, startDrillRedis, until, type DrillRedis } from '../../../test/support/drills';
 import { BacklogFull, fairKey, isRedisOutOfMemory, PRIORITY_MAX } from './fairness';
 import { JobProducer } from './producer';
@@ -19,13 +19,14 @@ afterEach(async () => {
 
 function setup(url = testRedisUrl(), tenantBacklogMax = 0) {
   const prefix = `opsi_t_fair_${randomUUID().slice(0, 8)}`;
-  const connection = createRedis(url, 'producer');
+  // The file's own maxmemory server (below) is a single Redis even in the cluster pass.
+  const cluster = url === testRedisUrl() && testRedisCluster();
+  const connection = createRedis(url, 'producer', cluster);
   const producer = new JobProducer(connection, prefix, { tenantBacklogMax });
-  const command = createRedis(url, 'command');
+  const command = createRedis(url, 'command', cluster);
   cleanup.push(async () => {
     await producer.close();
-    const keys = await command.keys(`${prefix}*`).catch(() => []);
-    if (keys.length) await command.del(...keys).catch(() => undefined);
+    await deleteKeys(command, `${prefix}*`).catch(() => undefined);
     command.disconnect();
     connection.disconnect();
   });
@@ -40,7 +41,7 @@ function setup(url = testRedisUrl(), tenantBacklogMax = 0) {
         },
       },
       {
-        connection: createRedis(url, 'worker'),
+        connection: createRedis(url, 'worker', cluster),
         redisPrefix: prefix,
         concurrency: 1,
         lockDuration: 5000,

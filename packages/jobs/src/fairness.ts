@@ -1,5 +1,5 @@
 import type { Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@opsi/redis';
 
 /**
  * Fair queuing between tenants on a shared BullMQ queue (open-source BullMQ has no groups).
@@ -66,7 +66,7 @@ export class BacklogFull extends Error {
   }
 }
 
-type FairRedis = Redis & {
+type FairRedis = RedisClient & {
   opsiFairSlot(
     prioritizedKey: string,
     fairKey: string,
@@ -77,13 +77,16 @@ type FairRedis = Redis & {
   ): Promise<[number, number]>;
 };
 
-function withScript(redis: Redis): FairRedis {
+function withScript(redis: RedisClient): FairRedis {
   const r = redis as FairRedis;
   if (typeof r.opsiFairSlot !== 'function') r.defineCommand('opsiFairSlot', { numberOfKeys: 2, lua: SCRIPT });
   return r;
 }
 
-/** The hash holding a queue's virtual time and each tenant's last priority (in the queue's key space). */
+/**
+ * The hash holding a queue's virtual time and each tenant's last priority, in the queue's key space: on
+ * a cluster it carries the queue's hash tag (bullPrefix), so the script's two keys share a slot.
+ */
 export function fairKey(queue: Queue): string {
   return queue.toKey('fair');
 }
@@ -94,7 +97,7 @@ export function fairKey(queue: Queue): string {
  * already wait.
  */
 export async function fairSlot(
-  redis: Redis,
+  redis: RedisClient,
   queue: Queue,
   tenantId: string,
   limit: number,

@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@opsi/logger';
-import { createRedis } from '@opsi/redis';
-import { testRedisUrl } from '@opsi/test-support';
+import { createRedis, deleteKeys } from '@opsi/redis';
+import { testRedisCluster, testRedisUrl } from '@opsi/test-support';
 import { JobProducer } from './producer';
 import { RunEventLog } from './run-log';
 import { createQueueWorker } from './worker-factory';
 
 const prefix = `opsi_t_jobs_${randomUUID().slice(0, 8)}`;
-const command = createRedis(testRedisUrl(), 'command');
-const producer = new JobProducer(createRedis(testRedisUrl(), 'producer'), prefix);
+const command = createRedis(testRedisUrl(), 'command', testRedisCluster());
+const producer = new JobProducer(createRedis(testRedisUrl(), 'producer', testRedisCluster()), prefix);
 const logger = createLogger({ LOG_LEVEL: 'silent', LOG_FORMAT: 'json' });
 const workerOptions = () => ({
-  connection: createRedis(testRedisUrl(), 'worker'),
+  connection: createRedis(testRedisUrl(), 'worker', testRedisCluster()),
   redisPrefix: prefix,
   concurrency: 2,
   lockDuration: 5000,
@@ -26,8 +26,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await producer.close();
-  const keys = await command.keys(`${prefix}*`);
-  if (keys.length) await command.del(...keys);
+  await deleteKeys(command, `${prefix}*`);
   command.disconnect();
 });
 

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { isClusterClient, type RedisClient } from '@opsi/redis';
 import { fairSlot } from './fairness';
 import { bullPrefix, jobDefinition, type JobName, type JobPayload, type QueueName } from './queues';
 
@@ -30,7 +30,7 @@ export class JobProducer {
 
   /** `connection` should have the producer role: no offline queue, so enqueue fails fast when Redis is down. */
   constructor(
-    private readonly connection: Redis,
+    private readonly connection: RedisClient,
     private readonly redisPrefix: string,
     options: ProducerOptions = {},
   ) {
@@ -40,7 +40,10 @@ export class JobProducer {
   queue(name: QueueName): Queue {
     let queue = this.queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection: this.connection, prefix: bullPrefix(this.redisPrefix) });
+      queue = new Queue(name, {
+        connection: this.connection,
+        prefix: bullPrefix(this.redisPrefix, name, isClusterClient(this.connection)),
+      });
       queue.on('error', () => undefined); // surfaced by the failing call itself
       this.queues.set(name, queue);
     }

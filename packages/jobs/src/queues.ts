@@ -129,7 +129,14 @@ export function jobDefinition(
   return Object.hasOwn(jobs, name) ? jobs[name] : undefined;
 }
 
-/** BullMQ's key prefix under ours; hash-tag REDIS_PREFIX (e.g. `{opsi}`) for Redis Cluster. */
-export function bullPrefix(redisPrefix: string): string {
-  return `${redisPrefix}:bull`;
+/**
+ * BullMQ's key prefix under ours: `<REDIS_PREFIX>:bull` on a single Redis. On a Redis Cluster each
+ * queue's prefix carries the queue's own hash tag, `<REDIS_PREFIX>:bull:{<queue>}`, as BullMQ's cluster
+ * guide requires (its scripts touch many keys of one queue): every key of a queue, our fair-queuing hash
+ * included, shares the queue's slot, and different queues sit in different slots.
+ */
+export function bullPrefix(redisPrefix: string, queue?: string, cluster = false): string {
+  if (!cluster) return `${redisPrefix}:bull`;
+  if (!queue) throw new Error('bullPrefix: a queue name is needed on a Redis Cluster');
+  return `${redisPrefix}:bull:{${queue}}`;
 }

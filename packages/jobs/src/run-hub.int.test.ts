@@ -1,21 +1,20 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '@opsi/contracts';
-import { createRedis } from '@opsi/redis';
-import { testRedisUrl } from '@opsi/test-support';
+import { createRedis, deleteKeys } from '@opsi/redis';
+import { testRedisCluster, testRedisUrl } from '@opsi/test-support';
 import { RunStreamHub } from './run-hub';
 import { RunEventLog } from './run-log';
 
 const prefix = `opsi_t_hub_${randomUUID().slice(0, 8)}`;
-const command = createRedis(testRedisUrl(), 'command');
-const blocking = createRedis(testRedisUrl(), 'worker');
+const command = createRedis(testRedisUrl(), 'command', testRedisCluster());
+const blocking = createRedis(testRedisUrl(), 'worker', testRedisCluster());
 const log = new RunEventLog(command, prefix, 600);
 const hub = new RunStreamHub(log, blocking, command, prefix);
 
 afterAll(async () => {
   await hub.stop();
-  const keys = await command.keys(`${prefix}*`);
-  if (keys.length) await command.del(...keys);
+  await deleteKeys(command, `${prefix}*`);
   command.disconnect();
   blocking.disconnect();
 });

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { hashTagOf, isClusterClient, type RedisClient } from '@opsi/redis';
 import type { RunEvent } from '@opsi/contracts';
 import type { Logger } from '@opsi/logger';
 import { isTerminal, parseRunEntry, seqOfId, type StreamEntry } from './run-log';
@@ -54,7 +54,21 @@ const BLOCK_MS = 5000;
 const LOST_CHECK_MS = 5000;
 
 /**
- * Streams run events to many listeners over one blocking Redis connection.
+ * One blocking read: the watched streams that share a slot, read by one `XREAD BLOCK` on a connection
+ * of its own, with the wake stream of that slot. On a single Redis there is one group for every stream.
+ */
+interface ReadGroup {
+  /** The streams' hash tag on a cluster ('' on a single Redis). */
+  tag: string;
+  keys: Set<string>;
+  wakeKey: string;
+  wakeCursor: string;
+  looping: boolean;
+  lastLostCheck: number;
+}
+
+/**
+ * Streams run events to many listeners over blocking Redis connections.
  *
  * Written by hand because no library does this: a subscriber first replays what is stored after its
  * cursor (XRANGE, in large batches), then joins one `XREAD BLOCK` that covers every watched run, from
@@ -62,25 +76,35 @@ const LOST_CHECK_MS = 5000;
  * live delivery, and nothing is delivered twice. New subscribers wake the blocked read by appending to
  * a small wake stream that the read always includes, from the last wake id it saw, so a wake-up is
  * never missed.
+ *
+ * On a Redis Cluster a multi-key XREAD must stay within one slot (else CROSSSLOT), so the read is split
+ * by the streams' hash tag (streamTag: at most STREAM_SHARDS of them): one read loop per tag, each on a
+ * blocking connection of its own (the one given, then duplicates, kept for reuse) and with a wake stream
+ * carrying the same tag. On a single Redis there is one loop over everything, as there always was.
  */
 export class RunStreamHub {
   private readonly byKey = new Map<string, Set<Subscriber>>();
-  private readonly wakeKey: string;
-  private wakeCursor = '0-0';
-  private looping = false;
+  private readonly groups = new Map<string, ReadGroup>();
+  private readonly cluster: boolean;
+  private readonly wakeBase: string;
+  /** Blocking connections no loop is using now; the given one first. */
+  private readonly idle: RedisClient[];
+  /** The connections this hub opened itself (duplicates), closed by stop(). */
+  private readonly opened: RedisClient[] = [];
   private stopped = false;
-  private lastLostCheck = Date.now();
 
   constructor(
     private readonly log: EventStreamLog,
     /** A dedicated connection with the blocking role: it spends its life inside XREAD BLOCK. */
-    private readonly blocking: Redis,
+    private readonly blocking: RedisClient,
     /** A command connection, for replays and wake-ups. */
-    private readonly command: Redis,
-    redisPrefix: string,
+    private readonly command: RedisClient,
+    private readonly redisPrefix: string,
     private readonly logger?: Logger,
   ) {
-    this.wakeKey = `${redisPrefix}:hub-wake:${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
+    this.cluster = isClusterClient(blocking);
+    this.idle = [blocking];
+    this.wakeBase = `${process.pid}:${Math.random().toString(36).slice(2, 10)}`;
   }
 
   /** Number of open subscriptions (for metrics and tests). */
@@ -102,7 +126,7 @@ export class RunStreamHub {
     const subscription = { close: () => this.remove(sub) };
     if (options.fresh && afterSeq === 0) {
       this.watch(sub);
-      await this.wakeSoon();
+      await this.wakeSoon(sub.key);
       return subscription;
     }
     let replayed = false;
@@ -131,7 +155,7 @@ export class RunStreamHub {
       }
     }
     this.watch(sub);
-    await this.wakeSoon();
+    await this.wakeSoon(sub.key);
     return subscription;
   }
 
@@ -140,10 +164,31 @@ export class RunStreamHub {
    * at maxmemory refuses the XADD), the subscriber is not lost: the read includes it when its block ends
    * (BLOCK_MS); the run it follows is already queued, so failing the request here would only hide it.
    */
-  private async wakeSoon() {
-    await this.wake().catch((err) =>
+  private async wakeSoon(key: string) {
+    await this.wake(this.groupOf(key)).catch((err) =>
       this.logger?.warn({ err }, 'run stream wake-up failed; the next read includes it'),
     );
+  }
+
+  /** The read group of a stream key (created on first use). */
+  private groupOf(key: string): ReadGroup {
+    const tag = this.cluster ? hashTagOf(key) : '';
+    let group = this.groups.get(tag);
+    if (!group) {
+      group = {
+        tag,
+        keys: new Set(),
+        // The wake stream carries the group's tag, so the read of the group's streams can include it.
+        wakeKey: this.cluster
+          ? `${this.redisPrefix}:hub-wake:{${tag}}:${this.wakeBase}`
+          : `${this.redisPrefix}:hub-wake:${this.wakeBase}`,
+        wakeCursor: '0-0',
+        looping: false,
+        lastLostCheck: Date.now(),
+      };
+      this.groups.set(tag, group);
+    }
+    return group;
   }
 
   /** Adds a subscriber to the live read. */
@@ -151,13 +196,20 @@ export class RunStreamHub {
     let set = this.byKey.get(sub.key);
     if (!set) this.byKey.set(sub.key, (set = new Set()));
     set.add(sub);
+    this.groupOf(sub.key).keys.add(sub.key);
   }
 
   /** Ends every subscription and the read loop. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.byKey.clear();
-    await this.wake().catch(() => undefined);
+    await Promise.all(
+      [...this.groups.values()].map((group) => {
+        group.keys.clear();
+        return this.wake(group).catch(() => undefined);
+      }),
+    );
+    for (const connection of this.opened) connection.disconnect();
   }
 
   /** Delivers the events after the subscriber's cursor; `ended` when the run's terminal event was among them. */
@@ -179,9 +231,10 @@ export class RunStreamHub {
    * last seq is below their cursor (a stream started again). Redis then lost events (a restart without
    * persistence); the run's terminal event may be among them, so Postgres is asked for it.
    */
-  private async checkLost() {
-    const keys = [...this.byKey.keys()];
+  private async checkLost(group: ReadGroup) {
+    const keys = [...group.keys];
     if (keys.length === 0) return;
+    // One pipeline: a group's keys share a slot, as a cluster pipeline needs.
     const pipeline = this.command.pipeline();
     for (const key of keys) pipeline.xrevrange(key, '+', '-', 'COUNT', 1);
     const answers = (await pipeline.exec()) ?? [];
@@ -224,47 +277,62 @@ export class RunStreamHub {
     sub.closed = true;
     const set = this.byKey.get(sub.key);
     set?.delete(sub);
-    if (set && set.size === 0) this.byKey.delete(sub.key);
+    if (set && set.size === 0) {
+      this.byKey.delete(sub.key);
+      this.groups.get(this.cluster ? hashTagOf(sub.key) : '')?.keys.delete(sub.key);
+    }
   }
 
-  private async wake() {
-    if (!this.looping && !this.stopped && this.byKey.size > 0) {
-      void this.loop();
+  private async wake(group: ReadGroup) {
+    if (!group.looping && !this.stopped && group.keys.size > 0) {
+      void this.loop(group);
       return;
     }
-    if (this.looping) {
+    if (group.looping) {
       await this.command
         .multi()
-        .xadd(this.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1')
-        .expire(this.wakeKey, 3600)
+        .xadd(group.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1')
+        .expire(group.wakeKey, 3600)
         .exec();
     }
   }
 
-  private async loop() {
-    this.looping = true;
+  /** A blocking connection for a loop: an idle one, or a new duplicate of the given one. */
+  private takeConnection(): RedisClient {
+    const idle = this.idle.pop();
+    if (idle) return idle;
+    const connection = this.blocking.duplicate();
+    connection.on('error', (err) => this.logger?.warn({ err }, 'run stream connection error'));
+    this.opened.push(connection);
+    return connection;
+  }
+
+  private async loop(group: ReadGroup) {
+    group.looping = true;
+    const connection = this.takeConnection();
     try {
-      while (!this.stopped && this.byKey.size > 0) {
+      while (!this.stopped && group.keys.size > 0) {
         const keys: string[] = [];
         const ids: string[] = [];
-        for (const [key, subs] of this.byKey) {
+        for (const key of group.keys) {
           let min = Infinity;
-          for (const s of subs) min = Math.min(min, s.seq);
+          for (const s of this.byKey.get(key) ?? []) min = Math.min(min, s.seq);
+          if (min === Infinity) continue;
           keys.push(key);
           ids.push(`${min}-0`);
         }
         let result: Array<[string, StreamEntry[]]> | null;
         try {
-          result = (await this.blocking.xread(
+          result = (await connection.xread(
             'COUNT',
             500,
             'BLOCK',
             BLOCK_MS,
             'STREAMS',
             ...keys,
-            this.wakeKey,
+            group.wakeKey,
             ...ids,
-            this.wakeCursor,
+            group.wakeCursor,
           )) as Array<[string, StreamEntry[]]> | null;
         } catch (err) {
           if (this.stopped) break;
@@ -272,13 +340,13 @@ export class RunStreamHub {
           await new Promise((r) => setTimeout(r, 500));
           continue;
         }
-        if (result === null || Date.now() - this.lastLostCheck >= LOST_CHECK_MS) {
-          this.lastLostCheck = Date.now();
-          await this.checkLost().catch((err) => this.logger?.warn({ err }, 'run stream check failed'));
+        if (result === null || Date.now() - group.lastLostCheck >= LOST_CHECK_MS) {
+          group.lastLostCheck = Date.now();
+          await this.checkLost(group).catch((err) => this.logger?.warn({ err }, 'run stream check failed'));
         }
         for (const [key, entries] of result ?? []) {
-          if (key === this.wakeKey) {
-            this.wakeCursor = entries[entries.length - 1]![0];
+          if (key === group.wakeKey) {
+            group.wakeCursor = entries[entries.length - 1]![0];
             continue;
           }
           const subs = this.byKey.get(key);
@@ -289,10 +357,11 @@ export class RunStreamHub {
         }
       }
     } finally {
-      this.looping = false;
+      group.looping = false;
+      if (!this.stopped) this.idle.push(connection);
     }
     // A subscriber may have arrived while the loop was finishing.
-    if (!this.stopped && this.byKey.size > 0) void this.loop();
+    if (!this.stopped && group.keys.size > 0) void this.loop(group);
   }
 }
 

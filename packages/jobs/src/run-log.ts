@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { streamTag, type RedisClient } from '@opsi/redis';
 import { TERMINAL_KINDS, type RunEvent, type RunEventData, type RunEventKind } from '@opsi/contracts';
 
 // Appends one event with the next sequence number, atomically. The number is the stream entry id's
@@ -29,7 +29,7 @@ if ARGV[4] == '1' then redis.call('EXPIRE', KEYS[1], tonumber(ARGV[6])) end
 return seq
 `;
 
-type AppendingRedis = Redis & {
+type AppendingRedis = RedisClient & {
   opsiAppendRunEvent(
     key: string,
     kind: string,
@@ -77,7 +77,7 @@ export class RunEventLog {
   private readonly redis: AppendingRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly redisPrefix: string,
     private readonly ttlSeconds: number,
   ) {
@@ -87,8 +87,13 @@ export class RunEventLog {
     }
   }
 
+  /**
+   * `<prefix>:run:<run>:events`; on a Redis Cluster `<prefix>:run:{stream-<n>}:<run>:events`, the run's
+   * stream shard as hash tag (streamTag): runs spread over STREAM_SHARDS slots, and a hub reads each
+   * shard's streams with one XREAD.
+   */
   streamKey(runId: string): string {
-    return `${this.redisPrefix}:run:${runId}:events`;
+    return `${this.redisPrefix}:run:${streamTag(this.redis, runId)}${runId}:events`;
   }
 
   /**

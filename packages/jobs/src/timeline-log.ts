@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import { streamTag, type RedisClient } from '@opsi/redis';
 import type { RunEvent } from '@opsi/contracts';
 import { parseRunEntry, type StreamEntry } from './run-log';
 
@@ -21,13 +21,14 @@ export interface TimelineEntry {
  */
 export class TimelineLog {
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: RedisClient,
     private readonly redisPrefix: string,
     private readonly ttlSeconds = 7 * 24 * 3600,
   ) {}
 
+  /** `<prefix>:incident:<id>:timeline`; on a Redis Cluster with the stream shard's tag, as run streams. */
   streamKey(incidentId: string): string {
-    return `${this.redisPrefix}:incident:${incidentId}:timeline`;
+    return `${this.redisPrefix}:incident:${streamTag(this.redis, incidentId)}${incidentId}:timeline`;
   }
 
   /**

@@ -1,5 +1,5 @@
 import { UnrecoverableError, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { isClusterClient, type RedisClient } from '@opsi/redis';
 import type { Logger } from '@opsi/logger';
 import { bullPrefix, jobDefinition, QUEUES, type JobName, type JobPayload, type QueueName } from './queues';
 
@@ -20,7 +20,7 @@ export type JobHandler<Q extends QueueName, J extends JobName<Q>> = (
 export type QueueHandlers<Q extends QueueName> = { [J in JobName<Q>]: JobHandler<Q, J> };
 
 export interface QueueWorkerOptions {
-  connection: Redis;
+  connection: RedisClient;
   redisPrefix: string;
   concurrency: number;
   lockDuration: number;
@@ -67,7 +67,7 @@ export function createQueueWorker<Q extends QueueName>(
     },
     {
       connection: o.connection,
-      prefix: bullPrefix(o.redisPrefix),
+      prefix: bullPrefix(o.redisPrefix, queue, isClusterClient(o.connection)),
       concurrency: o.concurrency,
       lockDuration: o.lockDuration,
       stalledInterval: o.stalledInterval,

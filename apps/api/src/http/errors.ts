@@ -48,8 +48,10 @@ const SOCKET_CODES = new Set([
 const PG_OUTAGE_CODES = /^(08...|57P0[123]|53300)$/;
 const PG_OUTAGE_MESSAGES =
   /^(Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Client was closed and is not queryable)/;
+// A Redis Cluster adds its own: not connected yet or lost (ioredis), a slot without a master (CLUSTERDOWN),
+// a failover under way (TRYAGAIN, MASTERDOWN).
 const REDIS_OUTAGE_MESSAGES =
-  /^(Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|LOADING )/;
+  /^(Connection is closed|Stream isn't writeable|Reached the max retries per request|Command timed out|LOADING |Cluster isn't ready|Failed to refresh slots cache|None of startup nodes is available|CLUSTERDOWN|TRYAGAIN|MASTERDOWN)/;
 
 /** Retry-After (seconds) of a 503 for a full tenant backlog or a Redis at maxmemory. */
 export const QUEUE_FULL_RETRY_AFTER = 10;

@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { Registry } from 'prom-client';
 import { sql } from '@opsi/db';
+import { pingRedis } from '@opsi/redis';
 import { Unauthorized } from '@opsi/core';
 import { defineRoute, reply } from '../http/route';
 import type { HttpMetrics } from '../http/metrics';
@@ -30,11 +31,11 @@ export function opsRoutes(metrics: HttpMetrics) {
       path: '/readyz',
       auth: 'none',
       internal: true,
-      summary: 'The database and Redis answer',
+      summary: 'The database and Redis answer (on a Redis Cluster: its state is ok and every master answers)',
       handler: async ({ deps }) => {
         const [database, redis] = await Promise.allSettled([
           withTimeout(sql`select 1`.execute(deps.db), 2000),
-          withTimeout(deps.redis.ping(), 2000),
+          withTimeout(pingRedis(deps.redis), 2000),
         ]);
         const checks = {
           database: database.status === 'fulfilled' ? 'ok' : String((database.reason as Error).message),

@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@opsi/redis';
 
 // Check and count in one atomic step, so N racing requests for the last N units admit exactly N.
 const SPEND_LUA = `
@@ -19,7 +19,7 @@ return 0
 // embedded js-redis-server) refuse the shebang line; the plain script is used there.
 const REFUND_LUA_ALLOW_OOM = `#!lua flags=allow-oom${REFUND_BODY}`;
 
-type BudgetRedis = Redis & {
+type BudgetRedis = RedisClient & {
   opsiSpendBudget(key: string, limit: number, ttl: number): Promise<number>;
   opsiRefundBudget(key: string): Promise<number>;
   opsiRefundBudgetAllowOom(key: string): Promise<number>;
@@ -34,14 +34,14 @@ export function secondsUntilUtcMidnight(now: Date): number {
 export type BudgetDecision = { ok: true; used: number } | { ok: false; retryAfterSeconds: number };
 
 /** Per connection: whether the server runs scripts with flags (known after the first refund). */
-const scriptFlags = new WeakMap<Redis, boolean>();
+const scriptFlags = new WeakMap<RedisClient, boolean>();
 
 /** The daily agent budget: units per token per UTC day, counted in Redis. */
 export class AgentBudget {
   private readonly redis: BudgetRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly redisPrefix: string,
   ) {
     this.redis = redis as BudgetRedis;

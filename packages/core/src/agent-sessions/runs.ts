@@ -1,4 +1,4 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@opsi/redis';
 import { EngineError, type AgentEngine } from '@opsi/agent';
 import type { RunEvent, RunEventData, RunEventKind } from '@opsi/contracts';
 import { sql, type Db } from '@opsi/db';
@@ -15,7 +15,7 @@ import { getOwnSession } from './sessions';
 /** What starting and cancelling runs needs (the API side). */
 export interface RunStartDeps {
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   log: RunEventLog;
   producer: JobProducer;
   budget: AgentBudget;
@@ -360,7 +360,7 @@ export async function claimRun(
 /** What executing a run needs (the worker side). */
 export interface RunExecuteDeps {
   db: Db;
-  redis: Redis;
+  redis: RedisClient;
   log: RunEventLog;
   engine: AgentEngine;
   redisPrefix: string;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { RedisClient } from '@opsi/redis';
 import { TooManyRequests } from '../errors';
 
 // Counts a failed sign-in and, when the count reaches the limit within the window, locks the subject
@@ -20,7 +20,7 @@ return lock
 
 const LOCK_CAP_MS = 3_600_000;
 
-type LimitRedis = Redis & {
+type LimitRedis = RedisClient & {
   opsiSignInFailed(
     failures: string,
     lock: string,
@@ -46,7 +46,7 @@ export class SignInLimits {
   private readonly redis: LimitRedis;
 
   constructor(
-    redis: Redis,
+    redis: RedisClient,
     private readonly prefix: string,
     private readonly settings: SignInLimitSettings,
   ) {
