@@ -52,6 +52,8 @@ const REPLAY_BATCH = 1000;
 const BLOCK_MS = 5000;
 /** How often the watched streams are checked for having vanished or been reset. */
 const LOST_CHECK_MS = 5000;
+/** The wake stream's expiry (it outlives a process that dies) is renewed at most this often. */
+const WAKE_EXPIRE_EVERY_MS = 60_000;
 
 /**
  * Streams run events to many listeners over one blocking Redis connection.
@@ -70,6 +72,7 @@ export class RunStreamHub {
   private looping = false;
   private stopped = false;
   private lastLostCheck = Date.now();
+  private wakeExpiredAt = 0;
 
   constructor(
     private readonly log: EventStreamLog,
@@ -233,11 +236,18 @@ export class RunStreamHub {
       return;
     }
     if (this.looping) {
+      // One XADD per new subscriber; the hour's expiry is renewed once a minute, not with every wake-up
+      // (MULTI, XADD, EXPIRE, EXEC were four commands per fresh stream).
+      if (Date.now() - this.wakeExpiredAt < WAKE_EXPIRE_EVERY_MS) {
+        await this.command.xadd(this.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1');
+        return;
+      }
       await this.command
         .multi()
         .xadd(this.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1')
         .expire(this.wakeKey, 3600)
         .exec();
+      this.wakeExpiredAt = Date.now();
     }
   }
 
