@@ -2,6 +2,8 @@
 // them, in one run, on a scratch database and a Redis prefix of its own. `npm run bench:runs`; see
 // docs/performance.md for what each number means. Options (all optional):
 //   --latency=300 --warmup=30     (a) measured requests per side (split over --turn-rounds), warm-up
+//   --counts                      (a): also Postgres transactions and Redis commands per turn, each side
+//                                 (50 more turns each, with 11 s waits for Postgres's counters)
 //   --turn-rounds=4               (a) and (e): rounds per side, ours and the floor (bench/floor/stream.ts)
 //                                 alternating which goes first; the table shows medians of rounds
 //   --events=10000 --replays=9    (b) events in the replayed run, timed replays per side
@@ -40,10 +42,11 @@ import {
   type Service,
 } from './lib/env';
 import { renderProfile, summarizeProfile } from './lib/profile';
-import { median, passes, percentile, renderTable, type Row } from './lib/stats';
+import { median, passes, percentile, renderTable, sleep, type Row } from './lib/stats';
 import { createOpenSessions, measureIdleConnections, type MemoryResult } from './memory';
 import { attachOnce, createLongRun, xrangeOnce } from './replay';
 import { startStreamFloor } from '../floor/start';
+import { serverCounts } from './lib/counts';
 
 function option(name: string, fallback: number): number;
 function option(name: string, fallback: string | undefined): string | undefined;
@@ -72,6 +75,7 @@ const o = {
   streams: option('streams', 10),
   perStream: option('per-stream', 30),
   turnRounds: option('turn-rounds', 4),
+  counts: process.argv.includes('--counts'),
   only: new Set((option('only', 'a,b,c,d,e') ?? 'a,b,c,d,e').split(',')),
   profile: process.argv.some((a) => a === '--profile' || a.startsWith('--profile='))
     ? option('profile', '') || join(os.tmpdir(), `opsi-bench-profiles-${process.pid}`)
@@ -216,6 +220,23 @@ async function main() {
         );
       if (r % 2 === 0) await runOurs().then(runFloor);
       else await runFloor().then(runOurs);
+    }
+    if (o.counts) {
+      // Postgres publishes a backend's counters when it goes idle, at most once a second and at the
+      // latest 10 s later: wait that out around a batch of turns so the counts are exact.
+      for (const [name, url] of [
+        ['ours', apiUrl],
+        ['floor', floor.url],
+      ] as const) {
+        await sleep(11_000);
+        const before = await serverCounts(s);
+        await latencyOurs(url, token, { n: 50, warmup: 0 });
+        await sleep(11_000);
+        const c = await serverCounts(s, before);
+        details.push(
+          `    per turn, ${name}: ${(c.statements / 50).toFixed(2)} Postgres transactions, ${(c.commands / 50).toFixed(2)} Redis commands (50 turns; commands inside Lua included)`,
+        );
+      }
     }
     const raw = await latencyRaw(s, {
       n: o.latency,

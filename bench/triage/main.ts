@@ -21,6 +21,7 @@ import { createRedis } from '@opsi/redis';
 import { createTenantWithUser, mintTestToken } from '@opsi/test-support';
 import { createScratch, liveServices, stopInProcess, track, type Scratch } from '../runs/lib/env';
 import { cpuMeterFor, cpuText } from '../runs/lib/cpu';
+import { serverCounts } from '../runs/lib/counts';
 import { closeClient, send, startTriageServices } from './lib';
 import { startTriageFloor } from '../floor/start';
 import { renderProfile, summarizeProfile } from '../runs/lib/profile';
@@ -62,23 +63,6 @@ function alert(i: number, fingerprints: number, tag: string) {
     fingerprint: `${tag}-fp-${k}`,
     labels: { n: String(k) },
   };
-}
-
-/**
- * Transactions committed in the scratch database (a statement outside a transaction is one) and commands
- * the Redis server processed (all clients: nothing else runs during the measurement), as totals or, given
- * earlier totals, as the difference.
- */
-async function serverCounts(s: Scratch, since?: { statements: number; commands: number }) {
-  const database = new URL(s.databaseUrl).pathname.slice(1);
-  const { rows } = await sql<{
-    n: number;
-  }>`select xact_commit::int as n from pg_stat_database where datname = ${database}`.execute(s.db);
-  const commands = Number(/total_commands_processed:(\d+)/.exec(await s.redis.info('stats'))?.[1] ?? 0);
-  const now = { statements: rows[0]?.n ?? 0, commands };
-  return since
-    ? { statements: now.statements - since.statements, commands: now.commands - since.commands }
-    : now;
 }
 
 let scratch: Scratch | undefined;
