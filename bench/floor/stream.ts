@@ -9,8 +9,9 @@
 // made once at start), `Queue.add` with agent.turn's job options (job id = run id), then the event-stream
 // head and the run's stream read with XREAD BLOCK (one blocking connection per open stream, from a free
 // list) until its terminal event. Worker, per job: claims the run (one update: queued -> running,
-// answering the prompt), XADDs run.started, then the rest of the scripted turn (message.delta,
-// message.completed, run.completed, one MULTI) and the terminal row update (one statement). Frames are
+// answering the prompt), XADDs run.started, then the rest of the scripted turn one XADD each as a
+// streaming turn produces them (message.delta, message.completed, then run.completed with the stream's
+// expiry in one MULTI) and the terminal row update (one statement). Frames are
 // byte-for-byte the shape ours sends (`id:`, `event:`, `data:` {seq, run_id, kind, at, ...}).
 //
 // Environment: FLOOR_ROLE, DATABASE_URL, REDIS_URL, FLOOR_PREFIX (Redis key prefix), FLOOR_SESSION_ID
@@ -164,11 +165,13 @@ async function worker() {
       await command.xadd(...append(runId, 1, 'run.started', { attempt: job.attemptsMade + 1 }, false));
       const prompt = claimed.rows[0].prompt as string;
       const reply = `echo: ${prompt}`;
+      // Each event is appended as the turn produces it (a streaming turn cannot batch what it has not
+      // produced yet), the terminal one with the stream's expiry.
+      await command.xadd(...append(runId, 2, 'message.delta', { text: reply }, false));
+      await command.xadd(...append(runId, 3, 'message.completed', { text: reply }, false));
       const at = new Date().toISOString();
       await command
         .multi()
-        .xadd(...append(runId, 2, 'message.delta', { text: reply }, false))
-        .xadd(...append(runId, 3, 'message.completed', { text: reply }, false))
         .xadd(...append(runId, 4, 'run.completed', { reply }, true))
         .expire(streamKey(runId), 3600)
         .exec();
