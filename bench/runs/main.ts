@@ -14,6 +14,8 @@
 //                                 --warmup ÷ 10 each)
 //   --agent-concurrency=8         WORKER_CONCURRENCY_AGENT of our worker and the raw one's concurrency
 //   --only=a,b,c,d,e              run some parts only
+//   --cpu-prof=dir                node --cpu-prof on ours' and the floor's API and worker (whole life,
+//                                 written to dir/ours and dir/floor when they exit; no inspector involved)
 //   --profile[=dir]               also take V8 CPU profiles of the API and worker during (a) and (b),
 //                                 and print where their time goes (slows them: a diagnostic run)
 //   --json=path                   also write every number as JSON
@@ -107,6 +109,12 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   });
 }
 
+/** --cpu-prof=dir: V8 CPU profiles of a side's API and worker, whole life, written there when they exit. */
+function cpuProfArgs(side: string): string[] {
+  const dir = option('cpu-prof', undefined);
+  return dir ? ['--cpu-prof', `--cpu-prof-dir=${join(dir, side)}`] : [];
+}
+
 /** Per process group, the median over rounds of CPU ms per turn. */
 function medianCpu(list: Array<{ cpu?: Record<string, number> }>): Record<string, number> | undefined {
   const withCpu = list.filter((x) => x.cpu);
@@ -159,14 +167,18 @@ async function main() {
     api,
     worker,
     url: apiUrl,
-  } = await startApiAndWorker(s, {
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'info',
-    AGENT_ENGINE: 'scripted',
-    WORKER_QUEUES: 'agent',
-    WORKER_CONCURRENCY_AGENT: String(AGENT_CONCURRENCY),
-    WORKER_SHUTDOWN_GRACE_MS: '2000',
-  });
+  } = await startApiAndWorker(
+    s,
+    {
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      AGENT_ENGINE: 'scripted',
+      WORKER_QUEUES: 'agent',
+      WORKER_CONCURRENCY_AGENT: String(AGENT_CONCURRENCY),
+      WORKER_SHUTDOWN_GRACE_MS: '2000',
+    },
+    cpuProfArgs('ours'),
+  );
   log(`API (apps/api/src/main.ts) at ${apiUrl}, worker (apps/worker/src/main.ts), AGENT_ENGINE=scripted`);
 
   // The stream floor (bench/floor/stream.ts): the contract's path at its minimum, its own API and worker
@@ -177,6 +189,7 @@ async function main() {
           tenantId: member.tenant.id,
           userId: member.user.id,
           concurrency: AGENT_CONCURRENCY,
+          nodeArgs: cpuProfArgs('floor'),
         })
       : undefined;
   if (floor)
