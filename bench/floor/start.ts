@@ -48,17 +48,21 @@ export async function startStreamFloor(
   );
 }
 
-/** The triage floor (bench/floor/triage.ts); `concurrency` is its worker's (ours' triage concurrency). */
+/**
+ * The triage floor (bench/floor/triage.ts); `concurrency` is its worker's (ours' triage concurrency);
+ * `coalesce`: concurrent requests go as one batch (group commit, as ours).
+ */
 export async function startTriageFloor(
   s: Scratch,
-  o: { concurrency: number; pool: number; nodeArgs?: string[] },
+  o: { concurrency: number; pool: number; coalesce?: boolean; nodeArgs?: string[] },
 ): Promise<Floor> {
   return startPair(
     'bench/floor/triage.ts',
     {
       DATABASE_URL: s.databaseUrl,
       REDIS_URL: s.redisUrl,
-      FLOOR_PREFIX: `${s.redisPrefix}:floor`,
+      FLOOR_PREFIX: `${s.redisPrefix}:floor${o.coalesce ? '-gc' : ''}`,
+      FLOOR_COALESCE: o.coalesce ? '1' : '0',
       FLOOR_CONCURRENCY: String(o.concurrency),
       DATABASE_POOL_MAX: String(o.pool),
     },

@@ -15,6 +15,8 @@ import { sleep } from '../runs/lib/stats';
 import { startStreamFloor } from './start';
 
 const turns = Number(process.argv.find((a) => a.startsWith('--turns='))?.slice(8) ?? 200);
+/** --writes: also print every write of ours' and the floor's API and worker during two turns. */
+const showWrites = process.argv.includes('--writes');
 
 /** strace -c's summary table: calls by system call name. */
 function parseSummary(text: string): Map<string, number> {
@@ -24,6 +26,18 @@ function parseSummary(text: string): Map<string, number> {
     if (m && m[2] !== 'total') calls.set(m[2]!, Number(m[1]));
   }
   return calls;
+}
+
+/** Each write and writev of the processes during `fn`, with the first bytes written. */
+async function writes(pids: number[], fn: () => Promise<unknown>): Promise<string> {
+  const out = join(os.tmpdir(), `opsi-strace-writes-${process.pid}.txt`);
+  const args = ['-f', '-e', 'trace=write,writev', '-s', '48', '-o', out];
+  const child = spawn('strace', [...args, ...pids.flatMap((p) => ['-p', String(p)])], { stdio: 'ignore' });
+  await sleep(1000);
+  await fn();
+  child.kill('SIGINT');
+  await once(child, 'exit');
+  return readFileSync(out, 'utf8');
 }
 
 /** Calls by name of each process (strace -c -f on each, all attached during `fn`). */
@@ -80,6 +94,16 @@ try {
       console.log(`${n.padEnd(20)} ${x.toFixed(1).padStart(8)} ${y.toFixed(1).padStart(8)}`);
     console.log(`${'all'.padEnd(20)} ${total(a).toFixed(1).padStart(8)} ${total(b).toFixed(1).padStart(8)}`);
   };
+  if (showWrites) {
+    for (const [name, side] of [
+      ['ours', ours],
+      ['floor', floor],
+    ] as const) {
+      const pids = [side.api.child.pid!, side.worker.child.pid!];
+      const text = await writes(pids, () => latencyOurs(side.url, token, { n: 2, warmup: 0 }));
+      console.log(`\n${name}: writes of API (${pids[0]}) and worker (${pids[1]}) during two turns\n${text}`);
+    }
+  }
   table('API', sides.ours[0]!, sides.floor[0]!);
   table('worker', sides.ours[1]!, sides.floor[1]!);
 } finally {

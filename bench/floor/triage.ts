@@ -2,7 +2,8 @@
 // contract makes necessary, written by hand at its minimum with the same libraries (node:http, pg,
 // ioredis, BullMQ) and the same durability (the alerts committed in triage_inbox before their job is
 // queued; the decision written in Postgres before the answer). No framework, no logging, no validation
-// library, no coalescing of requests, no fairness or backlog bound, no rules, correlation or incidents.
+// library, no fairness or backlog bound, no rules, correlation or incidents; no coalescing of requests
+// unless FLOOR_COALESCE=1 (then concurrent requests of a tenant go as one batch, as ours does).
 // One file, two processes: FLOOR_ROLE=api or FLOOR_ROLE=worker.
 //
 // API, per request: the bearer token's row by its hash (one indexed statement), the body's alerts (an
@@ -17,7 +18,8 @@
 // only make the floor cheaper.
 //
 // Environment: FLOOR_ROLE, DATABASE_URL, REDIS_URL, FLOOR_PREFIX, PORT (api; 0 = any, sent over IPC),
-// FLOOR_CONCURRENCY (worker, default 50), DATABASE_POOL_MAX (default 10).
+// FLOOR_CONCURRENCY (worker, default 50), DATABASE_POOL_MAX (default 10), FLOOR_COALESCE (api, 0 or 1),
+// FLOOR_IN_FLIGHT (api, batches in flight per tenant when coalescing; default 2, ours' default).
 import { createHash, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { Queue, QueueEvents, Worker } from 'bullmq';
@@ -30,6 +32,8 @@ const bull = `${env.FLOOR_PREFIX!}:bull`;
 const queueName = 'floor-triage';
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: Number(env.DATABASE_POOL_MAX ?? 10) });
 const redisUrl = env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const coalesce = env.FLOOR_COALESCE === '1';
+const maxInFlight = Number(env.FLOOR_IN_FLIGHT ?? 2);
 
 const TOKEN_SQL = `select t.id, t.scope, t.revoked_at, t.expires_at, n.id as tenant_id
   from api_tokens t join users u on u.id = t.user_id join tenants n on n.id = t.tenant_id
@@ -111,12 +115,20 @@ async function api() {
     if (!t || t.revoked_at || (t.expires_at && t.expires_at <= new Date()))
       return answer(res, 401, { detail: 'Invalid token.' });
     if (t.scope !== 'read_write') return answer(res, 403, { detail: 'read_write needed' });
+    const { batchId, events: decided } = await (coalesce
+      ? coalesced(t.tenant_id, alerts)
+      : runBatch(t.tenant_id, alerts));
+    answer(res, 202, { accepted: alerts.length, batch_id: batchId, pending: false, events: decided });
+  }
+
+  /** One batch: one insert, one job, its result. */
+  async function runBatch(tenantId: string, alerts: Alert[]) {
     const batchId = randomUUID();
-    const inserted = await pool.query(INSERT_SQL, [t.tenant_id, batchId, JSON.stringify(alerts)]);
+    const inserted = await pool.query(INSERT_SQL, [tenantId, batchId, JSON.stringify(alerts)]);
     const ids = inserted.rows.map((r: { id: string }) => Number(r.id)).sort((x, y) => x - y);
     const job = await queue.add(
       'alerts',
-      { tenant_id: t.tenant_id, batch_id: batchId, inbox_ids: ids },
+      { tenant_id: tenantId, batch_id: batchId, inbox_ids: ids },
       { ...QUEUES.triage.jobs.alerts.options, jobId: batchId },
     );
     const decided = (await job.waitUntilFinished(events, 30_000)) as Array<{
@@ -125,16 +137,50 @@ async function api() {
       action: string;
     }>;
     const byId = new Map(decided.map((d) => [Number(d.id), d]));
-    answer(res, 202, {
-      accepted: alerts.length,
-      batch_id: batchId,
-      pending: false,
+    return {
+      batchId,
       events: ids.map((id) => ({
         id: Number(byId.get(id)!.event_id),
         action: byId.get(id)!.action,
         incident_id: null,
       })),
+    };
+  }
+
+  // FLOOR_COALESCE=1: requests of a tenant that arrive while FLOOR_IN_FLIGHT of its batches are being
+  // decided wait and go together as one batch (what ours does, group commit), the minimum written by hand.
+  type Batch = Awaited<ReturnType<typeof runBatch>>;
+  const waiting = new Map<string, Array<{ alerts: Alert[]; done: (r: Batch | Error) => void }>>();
+  const inFlight = new Map<string, number>();
+  function coalesced(tenantId: string, alerts: Alert[]): Promise<Batch> {
+    return new Promise((resolve, reject) => {
+      const list = waiting.get(tenantId) ?? [];
+      list.push({ alerts, done: (r) => (r instanceof Error ? reject(r) : resolve(r)) });
+      waiting.set(tenantId, list);
+      if (list.length === 1) setImmediate(() => flush(tenantId));
     });
+  }
+  function flush(tenantId: string) {
+    const list = waiting.get(tenantId);
+    if (!list?.length || (inFlight.get(tenantId) ?? 0) >= maxInFlight) return;
+    waiting.delete(tenantId);
+    inFlight.set(tenantId, (inFlight.get(tenantId) ?? 0) + 1);
+    runBatch(
+      tenantId,
+      list.flatMap((w) => w.alerts),
+    )
+      .then(
+        (r) => {
+          let at = 0;
+          for (const w of list)
+            w.done({ batchId: r.batchId, events: r.events.slice(at, (at += w.alerts.length)) });
+        },
+        (err: Error) => list.forEach((w) => w.done(err)),
+      )
+      .finally(() => {
+        inFlight.set(tenantId, inFlight.get(tenantId)! - 1);
+        flush(tenantId);
+      });
   }
 
   const server = http.createServer((req, res) => {

@@ -162,32 +162,44 @@ async function main() {
     pool: o.pool,
     nodeArgs,
   });
-  log(`floor (bench/floor/triage.ts) at ${floor.url}`);
+  const floorGc = await startTriageFloor(s, {
+    concurrency: o.workerConcurrency || o.concurrency,
+    pool: o.pool,
+    coalesce: true,
+    nodeArgs,
+  });
+  log(`floor (bench/floor/triage.ts) at ${floor.url}; the same with group commit at ${floorGc.url}`);
 
-  log(`warm-up: ${o.warmup} alerts per side (ours, floor, raw)`);
+  log(`warm-up: ${o.warmup} alerts per side (ours, floor, floor with group commit, raw)`);
   await ours(url, token, o.warmup, 'warm');
   await ours(floor.url, token, o.warmup, 'fwarm');
+  await ours(floorGc.url, token, o.warmup, 'gwarm');
   await raw(s.redisUrl, s.redisPrefix, o.warmup, 'warm');
 
   const per = Math.ceil(o.alerts / o.rounds);
   log(
-    `(a) ${o.rounds} rounds per side (ours, floor; alternating which goes first) of ${per} alerts of ${o.fingerprints} fingerprints, ` +
+    `(a) ${o.rounds} rounds per side (ours, floor, floor with group commit; each round starts with the next side) of ${per} alerts of ${o.fingerprints} fingerprints, ` +
       `${o.concurrency} in flight; worker concurrency ${o.workerConcurrency || o.concurrency} on every side; the raw hop once`,
   );
   // CPU per alert in every process on the path (the client is this process; raw runs here alone).
   const meterFor = cpuMeterFor(s);
   const oursMeter = meterFor({ API: [api.child.pid!], worker: [worker.child.pid!] });
   const floorMeter = meterFor({ API: [floor.api.child.pid!], worker: [floor.worker.child.pid!] });
+  const floorGcMeter = meterFor({ API: [floorGc.api.child.pid!], worker: [floorGc.worker.child.pid!] });
   const perAlert = (cpu: Record<string, number>, n: number) =>
     Object.fromEntries(Object.entries(cpu).map(([k, v]) => [k, v / n]));
   type Round = Awaited<ReturnType<typeof ours>> & { cpu: Record<string, number> };
   const measured = async (
-    side: 'ours' | 'floor',
+    side: 'ours' | 'floor' | 'floorGc',
     meter: typeof oursMeter,
     fn: () => Promise<Awaited<ReturnType<typeof ours>>>,
     profile: boolean,
   ): Promise<Round> => {
-    const services = side === 'ours' ? [api, worker] : [floor.api, floor.worker];
+    const services = {
+      ours: [api, worker],
+      floor: [floor.api, floor.worker],
+      floorGc: [floorGc.api, floorGc.worker],
+    }[side];
     if (profile) await Promise.all(services.map((p) => p.request({ type: 'profile-start' })));
     const before = await meter.snapshot();
     const r = await fn();
@@ -204,6 +216,7 @@ async function main() {
   if (profileDir) mkdirSync(profileDir, { recursive: true });
   const oursRounds: Round[] = [];
   const floorRounds: Round[] = [];
+  const floorGcRounds: Round[] = [];
   let countsOurs = { statements: 0, commands: 0 };
   let r1: Awaited<ReturnType<typeof raw>> | undefined;
   let cpuRaw: Record<string, number> = {};
@@ -224,10 +237,22 @@ async function main() {
         await measured('floor', floorMeter, () => ours(floor.url, token, per, 'f'), !!profileDir && r === 0),
       );
     };
-    if (r % 2 === 0) await runOurs().then(runFloor);
-    else await runFloor().then(runOurs);
+    const runFloorGc = async () => {
+      floorGcRounds.push(
+        await measured(
+          'floorGc',
+          floorGcMeter,
+          () => ours(floorGc.url, token, per, 'g'),
+          !!profileDir && r === 0,
+        ),
+      );
+    };
+    // Each round starts with the next side: ours, floor, floor with group commit; then floor first, ...
+    const order = [runOurs, runFloor, runFloorGc];
+    for (let k = 0; k < order.length; k++) await order[(r + k) % order.length]!();
     log(
-      `    round ${r + 1}: ours ${oursRounds[r]!.rate.toFixed(0)}/s, floor ${floorRounds[r]!.rate.toFixed(0)}/s`,
+      `    round ${r + 1}: ours ${oursRounds[r]!.rate.toFixed(0)}/s, floor ${floorRounds[r]!.rate.toFixed(0)}/s, ` +
+        `floor with group commit ${floorGcRounds[r]!.rate.toFixed(0)}/s`,
     );
     if (r === 0) {
       const before = await meterFor({}).snapshot();
@@ -251,11 +276,15 @@ async function main() {
   log(`    CPU ms per alert, ours (median of rounds):  ${cpuText(medianCpu(oursRounds))}`);
   log(`    CPU ms per alert, floor (median of rounds): ${cpuText(medianCpu(floorRounds))}`);
   log(
+    `    CPU ms per alert, floor with group commit (median of rounds): ${cpuText(medianCpu(floorGcRounds))}`,
+  );
+  log(
     `    per alert, ours: ${(countsOurs.statements / total).toFixed(2)} Postgres transactions, ` +
       `${(countsOurs.commands / total).toFixed(2)} Redis commands`,
   );
   log(`    CPU ms per alert, raw BullMQ (information):  ${cpuText(cpuRaw)}`);
   await floor.stop();
+  await floorGc.stop();
   log(`(b) storm: ${o.storm} alerts of ${o.fingerprints} fingerprints in batches of ${o.stormBatch}`);
   const t0 = performance.now();
   const batches = Math.ceil(o.storm / o.stormBatch);
@@ -319,6 +348,29 @@ async function main() {
     },
     {
       id: '(a)',
+      metric: `alerts/s vs the floor with group commit (median of ${o.rounds})`,
+      unit: '/s',
+      ours: median(rates(oursRounds)),
+      raw: median(rates(floorGcRounds)),
+      targets: [{ kind: 'ratio', direction: 'higher', value: 0.7 }],
+    },
+    {
+      id: '(a)',
+      metric: 'p99 accept → action, pooled, vs the floor with group commit',
+      unit: 'ms',
+      ours: percentile(pooledLatencies(oursRounds), 99),
+      raw: percentile(pooledLatencies(floorGcRounds), 99),
+    },
+    {
+      id: '(a)',
+      metric: 'CPU per alert vs the floor with group commit (median)',
+      unit: 'ms',
+      ours: cpuSum(medianCpu(oursRounds)),
+      raw: cpuSum(medianCpu(floorGcRounds)),
+      digits: 3,
+    },
+    {
+      id: '(a)',
       metric: 'alerts/s vs raw BullMQ Queue.add → completed (information)',
       unit: '/s',
       ours: median(rates(oursRounds)),
@@ -361,7 +413,11 @@ async function main() {
   if (jsonPath)
     writeFileSync(
       jsonPath,
-      JSON.stringify({ options: o, rows, ours: oursRounds, floor: floorRounds }, null, 2),
+      JSON.stringify(
+        { options: o, rows, ours: oursRounds, floor: floorRounds, floorGc: floorGcRounds },
+        null,
+        2,
+      ),
     );
   closeClient();
   await api.stop(5000);

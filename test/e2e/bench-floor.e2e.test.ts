@@ -85,12 +85,19 @@ describe('bench/floor', () => {
     } finally {
       agent.destroy();
     }
-    const runs = await t.db
-      .selectFrom('agent_runs')
-      .select(['status', 'reply', 'last_seq', 'attempts'])
-      .where('tenant_id', '=', member.tenant.id)
-      .orderBy('created_at')
-      .execute();
+    // The stream ends at run.completed; the worker finishes the row right after (as ours does).
+    const readRuns = () =>
+      t.db
+        .selectFrom('agent_runs')
+        .select(['status', 'reply', 'last_seq', 'attempts'])
+        .where('tenant_id', '=', member.tenant.id)
+        .orderBy('created_at')
+        .execute();
+    let runs = await readRuns();
+    for (let i = 0; i < 100 && runs.some((r) => r.status !== 'completed'); i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      runs = await readRuns();
+    }
     expect(runs).toEqual([
       { status: 'completed', reply: 'echo: hi 1', last_seq: 4, attempts: 1 },
       { status: 'completed', reply: 'echo: hi 2', last_seq: 4, attempts: 1 },
@@ -129,5 +136,33 @@ describe('bench/floor', () => {
       ['new', true],
       ['deduplicated', true],
     ]);
+  });
+
+  it('with FLOOR_COALESCE=1, concurrent alerts go in fewer batches and each gets its own decision', async () => {
+    const floor = await startTriageFloor(scratch, { concurrency: 2, pool: 2, coalesce: true });
+    floors.push(floor);
+    const alert = (fp: string) => ({ title: fp, fingerprint: fp, source: 'bench', severity: 'low' });
+    const url = `${floor.url}/api/v1/triage/alerts`;
+    // 20 at once (at most 2 batches in flight: the rest wait and go together), then a repeat.
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(url, token, alert(`gc-${i}`))),
+    );
+    const again = await post(url, token, alert('gc-7'));
+    const all = [...answers, again].map(
+      (r) => r.json as { batch_id: string; events: Array<{ id: number; action: string }> },
+    );
+    expect(all.slice(0, 20).every((r) => r.events.length === 1 && r.events[0]!.action === 'new')).toBe(true);
+    expect(all[20]!.events).toEqual([
+      { id: all[7]!.events[0]!.id, action: 'deduplicated', incident_id: null },
+    ]);
+    expect(new Set(all.slice(0, 20).map((r) => r.batch_id)).size).toBeLessThan(20);
+    const events = await t.db
+      .selectFrom('triage_events')
+      .select(['fingerprint', 'count'])
+      .where('tenant_id', '=', member.tenant.id)
+      .where('fingerprint', 'like', 'gc-%')
+      .execute();
+    expect(events).toHaveLength(20);
+    expect(events.find((e) => e.fingerprint === 'gc-7')!.count).toBe(2);
   });
 });
