@@ -289,6 +289,7 @@ async function main() {
     HOST: '127.0.0.1',
     PORT: String(port),
     DEMO_SEED: 'false',
+    SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
   });
   const bareEnv = { BENCH_DATABASE_URL: s.url, BENCH_TENANT_ID: tenantId, BENCH_POOL_MAX: String(POOL_MAX) };
   const bare = startService('bare', 'bench/pulse/bare-server.ts', { ...bareEnv, BENCH_BARE_MODE: 'bare' });

@@ -78,7 +78,7 @@ function targetText(row: Row): string {
 
 /** The results as a Markdown table (also readable on a terminal). */
 export function renderTable(rows: Row[]): string {
-  const header = ['metric', 'ours', 'raw', 'ratio (ours/raw)', 'target', 'result'];
+  const header = ['metric', 'ours', 'base', 'ratio (ours/base)', 'target', 'result'];
   const lines = rows.map((r) => {
     const digits = r.digits ?? 1;
     const pass = passes(r);

@@ -52,6 +52,8 @@ const REPLAY_BATCH = 1000;
 const BLOCK_MS = 5000;
 /** How often the watched streams are checked for having vanished or been reset. */
 const LOST_CHECK_MS = 5000;
+/** The wake stream's expiry (it outlives a process that dies) is renewed at most this often. */
+const WAKE_EXPIRE_EVERY_MS = 60_000;
 
 /**
  * One blocking read: the watched streams that share a slot, read by one `XREAD BLOCK` on a connection
@@ -92,6 +94,8 @@ export class RunStreamHub {
   /** The connections this hub opened itself (duplicates), closed by stop(). */
   private readonly opened: RedisClient[] = [];
   private stopped = false;
+  /** When each read group's wake stream last had its expiry renewed. */
+  private readonly wakeExpiredAt = new Map<string, number>();
 
   constructor(
     private readonly log: EventStreamLog,
@@ -289,11 +293,18 @@ export class RunStreamHub {
       return;
     }
     if (group.looping) {
+      // One XADD per new subscriber; the hour's expiry is renewed once a minute, not with every wake-up
+      // (MULTI, XADD, EXPIRE, EXEC were four commands per fresh stream).
+      if (Date.now() - (this.wakeExpiredAt.get(group.wakeKey) ?? 0) < WAKE_EXPIRE_EVERY_MS) {
+        await this.command.xadd(group.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1');
+        return;
+      }
       await this.command
         .multi()
         .xadd(group.wakeKey, 'MAXLEN', '~', '100', '*', 'w', '1')
         .expire(group.wakeKey, 3600)
         .exec();
+      this.wakeExpiredAt.set(group.wakeKey, Date.now());
     }
   }
 

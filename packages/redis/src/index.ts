@@ -11,7 +11,7 @@ export type RedisClient = Redis | Cluster;
 /**
  * What a connection is for. Settings follow BullMQ's production guide:
  * - `command`: request-path commands (budgets, stream reads and appends); fails fast when Redis is down,
- *   so an API request answers 503 instead of hanging.
+ *   so an API request answers 503 instead of hanging; auto-pipelined.
  * - `producer`: BullMQ Queue connections; fail fast (no offline queue) for the same reason.
  * - `worker`: BullMQ Worker and blocking connections; retries forever (`maxRetriesPerRequest: null`),
  *   because a worker should ride out a Redis restart rather than crash.
@@ -27,7 +27,16 @@ export function redisOptions(role: RedisRole): RedisOptions {
   };
   switch (role) {
     case 'command':
-      return { ...base, maxRetriesPerRequest: 2, enableOfflineQueue: true, connectTimeout: 5000 };
+      // Auto-pipelining: commands issued in the same turn of the event loop (a worker's cancel-flag and
+      // last-event reads, concurrent requests' budget and stream calls) go out in one socket write. A
+      // loopback write costs both sides a syscall and a wake-up: bench/runs (docs/performance.md).
+      return {
+        ...base,
+        maxRetriesPerRequest: 2,
+        enableOfflineQueue: true,
+        connectTimeout: 5000,
+        enableAutoPipelining: true,
+      };
     case 'producer':
       return { ...base, maxRetriesPerRequest: 2, enableOfflineQueue: false, connectTimeout: 5000 };
     case 'worker':

@@ -216,6 +216,105 @@ describe('executeRun, the reply and the session', () => {
     expect(seen).toMatchObject({ id: incident.id, investigation: false });
   });
 
+  it("the turn sees the session's earlier messages, oldest first, and the tenant's newest active learnings", async () => {
+    const b = await createTenantWithUser(t);
+    const other = await createTenantWithUser(t);
+    const at = (minutesAgo: number) => new Date(Date.now() - minutesAgo * 60_000);
+    const sessionId = randomUUID();
+    const otherSession = randomUUID();
+    await t.db
+      .insertInto('agent_sessions')
+      .values([
+        { id: sessionId, tenant_id: b.tenant.id, created_by: b.user.id, name: 's' },
+        { id: otherSession, tenant_id: b.tenant.id, created_by: b.user.id, name: 'other' },
+      ])
+      .execute();
+    const earlier = await t.db
+      .insertInto('agent_runs')
+      .values({
+        tenant_id: b.tenant.id,
+        session_id: sessionId,
+        prompt: 'q1',
+        status: 'completed',
+        created_at: at(10),
+      })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    const runId = (
+      await t.db
+        .insertInto('agent_runs')
+        .values({ tenant_id: b.tenant.id, session_id: sessionId, prompt: 'q2', created_at: at(5) })
+        .returning('id')
+        .executeTakeFirstOrThrow()
+    ).id;
+    const message = (
+      session: string,
+      run: string | null,
+      role: 'user' | 'assistant',
+      content: string,
+      ago: number,
+    ) => ({
+      tenant_id: b.tenant.id,
+      session_id: session,
+      run_id: run,
+      role,
+      content,
+      created_at: at(ago),
+    });
+    await t.db
+      .insertInto('agent_messages')
+      .values([
+        message(sessionId, earlier.id, 'assistant', 'a1', 8),
+        message(sessionId, earlier.id, 'user', 'q1', 9),
+        message(otherSession, null, 'user', 'elsewhere', 7),
+        message(sessionId, runId, 'user', 'q2', 4),
+      ])
+      .execute();
+    const learning = (
+      tenantId: string,
+      fact: string,
+      ago: number,
+      status: 'active' | 'archived' = 'active',
+      service: string | null = null,
+    ) => ({
+      tenant_id: tenantId,
+      fact,
+      service,
+      status,
+      created_by: 'test',
+      created_at: at(ago),
+    });
+    await t.db
+      .insertInto('learnings')
+      .values([
+        learning(b.tenant.id, 'oldest', 30),
+        learning(b.tenant.id, 'newest', 1, 'active', 'billing'),
+        learning(b.tenant.id, 'archived', 2, 'archived'),
+        learning(b.tenant.id, 'middle', 20),
+        learning(other.tenant.id, 'not theirs', 1),
+      ])
+      .execute();
+    let seen: TurnInput | undefined;
+    const engine = {
+      name: 'capture',
+      async runTurn(input: TurnInput) {
+        seen = input;
+        return { reply: 'ok' };
+      },
+    } as AgentEngine;
+    expect(await executeRun({ ...deps(), engine }, runId, ctx())).toEqual({ outcome: 'completed' });
+    expect(seen!.prompt).toBe('q2');
+    expect(seen!.history).toEqual([
+      { role: 'user', content: 'q1' },
+      { role: 'assistant', content: 'a1' },
+    ]);
+    expect(seen!.learnings).toEqual([
+      { id: expect.any(String), fact: 'newest', service: 'billing' },
+      { id: expect.any(String), fact: 'middle', service: null },
+      { id: expect.any(String), fact: 'oldest', service: null },
+    ]);
+  });
+
   it('a session deleted during the turn: the reply has nowhere to go, and the run still ends', async () => {
     const runId = await insertRun('x');
     const run = await t.db

@@ -1,11 +1,12 @@
 import type { RedisClient } from '@opsi/redis';
-import { EngineError, type AgentEngine } from '@opsi/agent';
+import { EngineError, type AgentEngine, type ConversationMessage } from '@opsi/agent';
+import { CompiledQuery } from 'kysely';
 import type { RunEvent, RunEventData, RunEventKind } from '@opsi/contracts';
 import { sql, type Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { agentToolsFor, availableTools } from '../agent/tools';
-import { listLearnings, markLearningsUsed } from '../knowledge/learnings';
+import { markLearningsUsed } from '../knowledge/learnings';
 import { domainBus } from '../events';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
@@ -357,6 +358,31 @@ export async function claimRun(
   return rows[0];
 }
 
+/**
+ * What a turn reads before the engine runs, in one statement (one round trip and one Postgres statement
+ * instead of two, on every turn): the session's earlier messages, oldest first, without this run's own
+ * prompt; and the tenant's newest active learnings (TURN_LEARNINGS of them, newest first, as
+ * listLearnings orders them). Fixed SQL text: nothing to build per turn.
+ */
+const TURN_CONTEXT_SQL = `select
+  coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content) order by m.created_at)
+    from agent_messages m
+    where m.tenant_id = $1 and m.session_id = $2 and (m.run_id is null or m.run_id <> $3)
+      and m.created_at <= $4), '[]'::json) as history,
+  coalesce((select json_agg(json_build_object('id', l.id, 'fact', l.fact, 'service', l.service)
+      order by l.created_at desc, l.id)
+    from (select id, fact, service, created_at from learnings
+      where tenant_id = $1 and status = 'active' order by created_at desc, id limit $5) l), '[]'::json)
+    as learnings`;
+
+async function turnContext(db: Db, tenantId: string, sessionId: string, runId: string, createdAt: Date) {
+  const { rows } = await db.executeQuery<{
+    history: ConversationMessage[];
+    learnings: Array<{ id: string; fact: string; service: string | null }>;
+  }>(CompiledQuery.raw(TURN_CONTEXT_SQL, [tenantId, sessionId, runId, createdAt, TURN_LEARNINGS]));
+  return rows[0]!;
+}
+
 /** What executing a run needs (the worker side). */
 export interface RunExecuteDeps {
   db: Db;
@@ -454,17 +480,8 @@ export async function executeRun(
 
   // A turn bound to an incident (an investigation, or a war room's session) sees it.
   const boundIncident = run.incident_id ?? run.session_incident_id ?? null;
-  const [history, learnings, incidentContext] = await Promise.all([
-    deps.db
-      .selectFrom('agent_messages')
-      .select(['role', 'content'])
-      .where('tenant_id', '=', run.tenant_id)
-      .where('session_id', '=', run.session_id)
-      .where((eb) => eb.or([eb('run_id', 'is', null), eb('run_id', '!=', runId)]))
-      .where('created_at', '<=', run.created_at)
-      .orderBy('created_at')
-      .execute(),
-    listLearnings(deps.db, run.tenant_id, { limit: TURN_LEARNINGS }),
+  const [{ history, learnings }, incidentContext] = await Promise.all([
+    turnContext(deps.db, run.tenant_id, run.session_id, runId, run.created_at),
     boundIncident
       ? domainBus.ask('incident.turn_context', {
           db: deps.db,
@@ -489,7 +506,7 @@ export async function executeRun(
           (t) => !run.selected_tools?.length || run.selected_tools.includes(t.name),
         ),
         signal,
-        learnings: learnings.map(({ id, fact, service }) => ({ id, fact, service })),
+        learnings,
         incident:
           boundIncident && incidentContext
             ? { id: boundIncident, context: incidentContext, investigation: Boolean(investigation) }
