@@ -23,6 +23,9 @@ const workerOptions = () => ({
 
 beforeAll(async () => {
   await command.config('SET', 'maxmemory-policy', 'noeviction').catch(() => undefined);
+  // The producer's connection fails fast (no offline queue): on a cluster just formed, wait until it has
+  // the slot map, as a process does before it takes requests.
+  await producer.queue('agent').waitUntilReady();
 });
 afterAll(async () => {
   await producer.close();
