@@ -74,6 +74,7 @@ export async function startTestApi(
 ): Promise<RunningApi> {
   const merged = { ...t.config, ...config };
   const runtime = createApiRuntime(merged, testRedisUrl(), logger);
+  await runtime.connected(); // as apps/api/src/main.ts does before it listens
   const api = await startApi({
     config: merged,
     logger,

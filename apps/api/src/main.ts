@@ -16,6 +16,9 @@ if (!config.DATABASE_URL || !config.REDIS_URL) {
 // A request waits at most this long for a database connection, then answers 503 (errors.ts).
 const database = await openDatabase(config, 'opsi-api', { connectionTimeoutMillis: 10_000 });
 const runtime = createApiRuntime(config, config.REDIS_URL, logger);
+// Fail-fast connections refuse commands until connected (a Cluster: until it has the slot map).
+if (!(await runtime.connected()))
+  logger.warn('redis not ready after 10 s; starting anyway (/readyz says 503)');
 const api = await startApi({
   config,
   logger,

@@ -2,7 +2,7 @@ import type { Config } from '@opsi/config';
 import { AgentBudget } from '@opsi/core';
 import { bullPrefix, JobProducer, QueueEvents, RunEventLog, RunStreamHub, TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
-import { createRedis, type RedisClient } from '@opsi/redis';
+import { createRedis, whenReady, type RedisClient } from '@opsi/redis';
 
 /** The API's Redis side of agent runs: enqueue, event log, live delivery, budget. */
 export interface RunServices {
@@ -21,6 +21,8 @@ export interface ApiRuntime {
   /** The request-path command connection (also used by /readyz). */
   redis: RedisClient;
   runs: RunServices;
+  /** Waits (at most `timeoutMs`) until the command and producer connections are ready; false if not. */
+  connected(timeoutMs?: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -73,6 +75,13 @@ export function createApiRuntime(config: Config, redisUrl: string, logger: Logge
   return {
     redis,
     runs,
+    async connected(timeoutMs = 10_000) {
+      const ready = await Promise.all([
+        whenReady(redis, timeoutMs),
+        whenReady(producerConnection, timeoutMs),
+      ]);
+      return ready.every(Boolean);
+    },
     async close() {
       await runs.hub.stop();
       await runs.timelineHub.stop();

@@ -76,6 +76,7 @@ const revision = resolveRevision(config.REVISION);
 const worker = await startWorker({ config, logger, db: database.db, redisUrl, metricsPort: 0 });
 const scheduler = await startScheduler({ config, logger, db: database.db, redisUrl });
 const runtime = createApiRuntime(config, redisUrl, logger);
+await runtime.connected();
 // The first start scans the demo environment in the background: the in-process worker takes it. Queued
 // before the API listens, so the banner below is written before the first request can be answered.
 if (demo) await requestScan(database.db, runtime.runs.producer, demo.tenant.id, 'first start');

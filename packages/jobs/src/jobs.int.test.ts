@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLogger } from '@opsi/logger';
-import { createRedis, deleteKeys } from '@opsi/redis';
+import { createRedis, deleteKeys, whenReady } from '@opsi/redis';
 import { testRedisCluster, testRedisUrl } from '@opsi/test-support';
 import { JobProducer } from './producer';
 import { RunEventLog } from './run-log';
@@ -9,7 +9,8 @@ import { createQueueWorker } from './worker-factory';
 
 const prefix = `opsi_t_jobs_${randomUUID().slice(0, 8)}`;
 const command = createRedis(testRedisUrl(), 'command', testRedisCluster());
-const producer = new JobProducer(createRedis(testRedisUrl(), 'producer', testRedisCluster()), prefix);
+const producerConnection = createRedis(testRedisUrl(), 'producer', testRedisCluster());
+const producer = new JobProducer(producerConnection, prefix);
 const logger = createLogger({ LOG_LEVEL: 'silent', LOG_FORMAT: 'json' });
 const workerOptions = () => ({
   connection: createRedis(testRedisUrl(), 'worker', testRedisCluster()),
@@ -23,9 +24,9 @@ const workerOptions = () => ({
 
 beforeAll(async () => {
   await command.config('SET', 'maxmemory-policy', 'noeviction').catch(() => undefined);
-  // The producer's connection fails fast (no offline queue): on a cluster just formed, wait until it has
-  // the slot map, as a process does before it takes requests.
-  await producer.queue('agent').waitUntilReady();
+  // The producer's connection fails fast (no offline queue: "Cluster isn't ready" until it has the slot
+  // map), so wait for it, as a process does before it takes requests.
+  await whenReady(producerConnection, 10_000);
 });
 afterAll(async () => {
   await producer.close();

@@ -98,6 +98,26 @@ export function createRedis(url: string, role: RedisRole, cluster = false): Redi
   return client;
 }
 
+/**
+ * Resolves true once the connection is ready (a Cluster: once it has the slot map and its nodes), false
+ * after `timeoutMs`. A fail-fast role (no offline queue) refuses commands until then, so a process waits
+ * for it before it takes work; it starts anyway past the timeout (readiness then reports the outage).
+ */
+export async function whenReady(client: RedisClient, timeoutMs: number): Promise<boolean> {
+  if (client.status === 'ready') return true;
+  return new Promise<boolean>((resolve) => {
+    const done = (ok: boolean) => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      resolve(ok);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), timeoutMs);
+    timer.unref();
+    client.on('ready', onReady);
+  });
+}
+
 /** Whether a connection is to a Redis Cluster. */
 export function isClusterClient(client: RedisClient): client is Cluster {
   return (client as Cluster).isCluster === true;
