@@ -185,7 +185,7 @@ export interface TerraformStatesTable {
 export interface DemoEnvironmentsTable {
   tenant_id: string;
   seed: number;
-  size: 'small' | 'medium' | 'large';
+  size: 'small' | 'medium' | 'large' | 'xlarge';
   epoch: string; // YYYY-MM-DD
   day: ColumnType<number, number | undefined, number>;
   commands: JsonColumn<Array<{ day: number; command: string }>>;
