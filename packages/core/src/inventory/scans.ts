@@ -346,7 +346,10 @@ async function connectorFor(
     };
   }
   const { createAwsConnector } = await import('@opsi/inventory/aws');
-  const connector = createAwsConnector({ profile: String(config.profile), regions: config.regions as string[] });
+  const connector = createAwsConnector({
+    profile: String(config.profile),
+    regions: config.regions as string[],
+  });
   return {
     connector,
     collect: (o) => connector.collect(o),

@@ -109,14 +109,10 @@ export function buildFiller(
       }),
     );
     const priv = p.azs.map((az, i) =>
-      w.subnet(
-        vpc,
-        `filler:${at}:priv:${az}`,
-        az,
-        `10.${octet}.${32 + i * 32}.0/19`,
-        false,
-        { ...tags, Name: `${tags.Name}-private-${az.slice(-1)}` },
-      ),
+      w.subnet(vpc, `filler:${at}:priv:${az}`, az, `10.${octet}.${32 + i * 32}.0/19`, false, {
+        ...tags,
+        Name: `${tags.Name}-private-${az.slice(-1)}`,
+      }),
     );
     const igwId = w.id('igw', `filler:${at}:igw`);
     const igw = w.add({
@@ -140,15 +136,10 @@ export function buildFiller(
       });
       addr.attributes.association_id = `eipassoc-${hexId(w.spec.seed, `filler:${at}:nat-eip:${az}:assoc`, 17)}`;
       addr.attributes.network_interface_id = `eni-${hexId(w.spec.seed, `filler:${at}:nat-eni:${az}`, 17)}`;
-      routeTable(
-        w,
-        vpc,
-        `filler:${at}:rt-priv:${az}`,
-        [priv[i]!],
-        { nat_gateway_id: nat.nativeId },
-        nat,
-        { ...tags, Name: `${tags.Name}-private-${az.slice(-1)}` },
-      );
+      routeTable(w, vpc, `filler:${at}:rt-priv:${az}`, [priv[i]!], { nat_gateway_id: nat.nativeId }, nat, {
+        ...tags,
+        Name: `${tags.Name}-private-${az.slice(-1)}`,
+      });
       w.alarm({
         account,
         region: p.region,

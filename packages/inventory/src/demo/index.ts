@@ -116,7 +116,11 @@ export function collectWorld(spec: DemoSpec, book: PriceBook): CollectedInventor
  * The inventory of a world as a scan syncs it: collectWorld's, or, for a world of more than
  * `partServices` filler stacks (`xlarge`), built in parts as it is read (observeInParts).
  */
-export function observeWorld(spec: DemoSpec, book: PriceBook, partServices = PART_SERVICES): InventoryObservation {
+export function observeWorld(
+  spec: DemoSpec,
+  book: PriceBook,
+  partServices = PART_SERVICES,
+): InventoryObservation {
   return FILLER_SERVICES[spec.size] > partServices
     ? observeInParts(spec, book, partServices)
     : collectWorld(spec, book);

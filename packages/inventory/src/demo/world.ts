@@ -22,7 +22,12 @@ export interface DemoSpec {
  * Clean application stacks added beside the seeded defects: about 15 resources each. `xlarge` (about
  * 1,000,000 resources, a whale tenant) spreads them over more networks (filler.ts, NETWORKS_PER_PLACE).
  */
-export const FILLER_SERVICES: Record<DemoSize, number> = { small: 6, medium: 320, large: 6600, xlarge: 65_000 };
+export const FILLER_SERVICES: Record<DemoSize, number> = {
+  small: 6,
+  medium: 320,
+  large: 6600,
+  xlarge: 65_000,
+};
 
 const DAY = 86_400_000;
 
