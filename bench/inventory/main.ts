@@ -201,7 +201,7 @@ function memoryText(mem: MemoryReport, baselineRss: number): string {
     `baseline RSS before generation: ${fmt(mib(baselineRss), 0)} MiB`,
     `peak RSS, kernel high-water mark (VmHWM): ${fmt(mib(mem.vmHwm), 0)} MiB`,
     `peak RSS, out-of-process 100 ms sampler: ${fmt(mib(mem.outOfProcess.rss), 0)} MiB (${mem.outOfProcess.samples} samples)`,
-    `peak, in-process 100 ms process.memoryUsage(): rss ${fmt(mib(mem.inProcess.rss), 0)} MiB, heapUsed ${fmt(mib(mem.inProcess.heapUsed), 0)} MiB, heapTotal ${fmt(mib(mem.inProcess.heapTotal), 0)} MiB, external ${fmt(mib(mem.inProcess.external), 0)} MiB (${mem.inProcess.samples} samples; none can fire while collectWorld runs, it never yields)`,
+    `peak, in-process 100 ms process.memoryUsage(): rss ${fmt(mib(mem.inProcess.rss), 0)} MiB, heapUsed ${fmt(mib(mem.inProcess.heapUsed), 0)} MiB, heapTotal ${fmt(mib(mem.inProcess.heapTotal), 0)} MiB, external ${fmt(mib(mem.inProcess.external), 0)} MiB (${mem.inProcess.samples} samples; none can fire while a world or a part of one is built: that never yields)`,
     `peak heap used around any GC (V8 GC profiler): ${fmt(mib(mem.heapBeforeGc), 0)} MiB over ${mem.gcCount} GCs, ${s(mem.gcMs)} of GC`,
   ];
   for (const p of mem.phases)
@@ -476,7 +476,7 @@ async function main() {
     : undefined;
   const table: Row[] = [
     {
-      metric: `generate ${o.size} demo (collectWorld, seed ${o.seed})`,
+      metric: `generate ${o.size} demo (observeWorld, seed ${o.seed})`,
       unit: 's',
       ours: genMs / 1000,
       digits: 2,
