@@ -5,6 +5,7 @@
 // process (wall time and peak RSS). `npm run bench:graph -- --size=medium`; docs/performance.md has results.
 //   --size=large --seed=42   the demo environment (`npm run bench:graph:xlarge`: the whale)
 //   --samples=200            blast-radius and search calls per path
+//   --search-samples=N       search calls per path, if not --samples (xlarge: 50, its plain ILIKE is slow)
 //   --json=path              also write every number as JSON
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -31,6 +32,8 @@ const o = {
   size: option('size', 'large') as DemoSize,
   seed: Number(option('seed', '42')),
   samples: Number(option('samples', '200')),
+  /** Search calls per path (default: --samples); at xlarge each plain ILIKE scans a million rows. */
+  searchSamples: Number(option('search-samples', option('samples', '200'))),
   json: option('json', ''),
 };
 // At xlarge (the whale, about 1,000,000 resources, issue 30) blast radius p95 is held to 250 ms and the
@@ -155,7 +158,7 @@ async function main() {
     const words = (
       await sql<{ w: string }>`
       select coalesce(name, native_id) as w from resources where tenant_id = ${tenant.id} and deleted_at is null
-      order by md5(arn || 'q') limit ${o.samples}`.execute(db)
+      order by md5(arn || 'q') limit ${o.searchSamples}`.execute(db)
     ).rows.map((r) => r.w.slice(0, Math.max(4, Math.floor(r.w.length * 0.7))));
     const sOurs: number[] = [];
     const sRaw: number[] = [];
