@@ -286,6 +286,8 @@ async function main() {
   const port = await freePort();
   const api = startService('api', 'apps/api/src/main.ts', {
     NODE_ENV: 'production',
+    // Production with DATABASE_URL needs a key for stored secrets (any 32+ characters for a benchmark).
+    SECRETS_KEY: 'opsi-bench-pulse-secrets-key-0123456789abcdef',
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
     DATABASE_URL: s.url,
