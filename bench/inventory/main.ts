@@ -2,7 +2,8 @@
 // resources, ~3.35M rows in all) into an empty tenant, beside the same rows written by plain COPY and by
 // plain multi-row INSERT, and a re-sync of the unchanged environment; peak memory over generation and
 // sync. `npm run bench:inventory`; docs/performance.md explains each number. Options (all optional):
-//   --size=large --seed=42        the demo environment
+//   --size=large --seed=42        the demo environment (xlarge: about 1,000,000 resources, built in parts;
+//                                 `npm run bench:inventory:xlarge` runs its sync alone, with its targets)
 //   --insert-rows=1000            rows per multi-row INSERT statement (capped by the 65,535-parameter limit)
 //   --only=sync,resync,copy,insert   run some parts only (sync always runs when resync does)
 //   --no-verify                   skip the row checksums that prove raw and ours wrote the same values
@@ -17,7 +18,7 @@ import pg from 'pg';
 import { createTenant } from '@opsi/core';
 import { createPostgresDatabase, sql, type Db } from '@opsi/db';
 import { testServerUrl } from '@opsi/db/testing';
-import { collectWorld, PriceBook, syncInventory, type DemoSize, type SyncResult } from '@opsi/inventory';
+import { observeWorld, PriceBook, syncInventory, type DemoSize, type SyncResult } from '@opsi/inventory';
 import { checksums, differences, TABLES, tupleCounters, type TableChecksum } from './lib/checksum';
 import { mib, MemoryWatch, type MemoryReport } from './lib/memory';
 import { createScratch, openScratches, type Scratch } from './lib/scratch';
@@ -43,7 +44,11 @@ const spec = { seed: o.seed, size: o.size, epoch: '2026-11-01', day: 0, commands
 let liveHeapAfterGeneration: (() => void) | undefined;
 let liveHeapBeforePhase: ((phase: string) => void) | undefined;
 
-const TARGET = { ratio: 0.5, memoryMiB: 1024, syncSeconds: 60 };
+// The whale (xlarge, issue 30): sync within 10 minutes and 2 GiB per process.
+const TARGET =
+  o.size === 'xlarge'
+    ? { ratio: 0.5, memoryMiB: 2048, syncSeconds: 600 }
+    : { ratio: 0.5, memoryMiB: 1024, syncSeconds: 60 };
 const log = (msg: string) => console.log(`[bench ${new Date().toISOString().slice(11, 19)}] ${msg}`);
 const s = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -196,7 +201,7 @@ function memoryText(mem: MemoryReport, baselineRss: number): string {
     `baseline RSS before generation: ${fmt(mib(baselineRss), 0)} MiB`,
     `peak RSS, kernel high-water mark (VmHWM): ${fmt(mib(mem.vmHwm), 0)} MiB`,
     `peak RSS, out-of-process 100 ms sampler: ${fmt(mib(mem.outOfProcess.rss), 0)} MiB (${mem.outOfProcess.samples} samples)`,
-    `peak, in-process 100 ms process.memoryUsage(): rss ${fmt(mib(mem.inProcess.rss), 0)} MiB, heapUsed ${fmt(mib(mem.inProcess.heapUsed), 0)} MiB, heapTotal ${fmt(mib(mem.inProcess.heapTotal), 0)} MiB, external ${fmt(mib(mem.inProcess.external), 0)} MiB (${mem.inProcess.samples} samples; none can fire while collectWorld runs, it never yields)`,
+    `peak, in-process 100 ms process.memoryUsage(): rss ${fmt(mib(mem.inProcess.rss), 0)} MiB, heapUsed ${fmt(mib(mem.inProcess.heapUsed), 0)} MiB, heapTotal ${fmt(mib(mem.inProcess.heapTotal), 0)} MiB, external ${fmt(mib(mem.inProcess.external), 0)} MiB (${mem.inProcess.samples} samples; none can fire while a world or a part of one is built: that never yields)`,
     `peak heap used around any GC (V8 GC profiler): ${fmt(mib(mem.heapBeforeGc), 0)} MiB over ${mem.gcCount} GCs, ${s(mem.gcMs)} of GC`,
   ];
   for (const p of mem.phases)
@@ -264,7 +269,7 @@ async function main() {
   const watch = new MemoryWatch();
   watch.start('generate');
   const g0 = performance.now();
-  const inventory = collectWorld(spec, book);
+  const inventory = observeWorld(spec, book);
   const genMs = performance.now() - g0;
   liveHeapAfterGeneration?.();
   watch.mark('sync');
@@ -372,8 +377,12 @@ async function main() {
 
   // ---- 2. the raw baselines, each into a fresh scratch database ---------------------------------------
   const anyRaw = o.only.has('copy') || o.only.has('insert');
-  const prepared = prepare(anyRaw ? inventory : { ...inventory, resources: [], edges: [], events: [] }, book);
-  if (new Set(inventory.resources.map((r) => r.arn)).size !== inventory.resources.length)
+  // The raw side takes arrays (a whale's inventory is built as it is read: materialized here, untimed).
+  const whole = anyRaw
+    ? { ...inventory, resources: [...inventory.resources], edges: [...inventory.edges] }
+    : { ...inventory, resources: [], edges: [], events: [] };
+  const prepared = prepare(whole, book);
+  if (new Set(whole.resources.map((r) => r.arn)).size !== whole.resources.length)
     throw new Error('duplicate ARNs: the raw rows would differ from the sync');
   log(
     `raw rows prepared (untimed): content hashes ${s(prepared.ms.hash)}, prices and console links ${s(prepared.ms.costAndUrl)}, edge filter ${s(prepared.ms.edges)}, event keys ${s(prepared.ms.dedupe)}`,
@@ -400,7 +409,7 @@ async function main() {
   for (const variant of variants) {
     const { name, kind, order } = variant;
     if (!o.only.has(kind)) continue;
-    const rowsInOrder = ordered(inventory, order);
+    const rowsInOrder = ordered(whole, order);
     const b = await createScratch(1);
     log(`scratch database ${b.name} (raw ${name})`);
     const tb = await setUpTenant(b.db, kind);
@@ -428,7 +437,7 @@ async function main() {
             prepared.edges.length,
           ],
         );
-        tables = rawTables(inventory, prepared, { ...tb, snapshotId: snap.rows[0]!.id }, rowsInOrder);
+        tables = rawTables(whole, prepared, { ...tb, snapshotId: snap.rows[0]!.id }, rowsInOrder);
         if (kind === 'copy') perTable = await copyTables(client, tables);
         else ({ ms: perTable, batch } = await insertTables(client, tables, o.insertRows));
         await client.query('commit');
@@ -467,7 +476,7 @@ async function main() {
     : undefined;
   const table: Row[] = [
     {
-      metric: `generate ${o.size} demo (collectWorld, seed ${o.seed})`,
+      metric: `generate ${o.size} demo (observeWorld, seed ${o.seed})`,
       unit: 's',
       ours: genMs / 1000,
       digits: 2,

@@ -6,7 +6,8 @@
 // bench/pulse/bare-server.ts). `npm run bench:pulse`; docs/performance.md explains each number.
 // The whole run takes 3-4 minutes, most of it the sync of the demo (setup, not measured).
 // Options (all optional):
-//   --size=large --seed=42     the demo environment
+//   --size=large --seed=42     the demo environment (`npm run bench:pulse:xlarge`: the whale, about
+//                              1,000,000 resources, with its targets; the sync alone takes minutes)
 //   --connections=10           keep-alive connections of the load generator
 //   --duration=10              seconds measured per side, in --windows=4 windows, order reversed each
 //   --warmup=3                 seconds of warm-up per side (not measured)
@@ -20,7 +21,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { sql } from '@opsi/db';
 import { DETECTOR_LIMITS, DETECTORS } from '@opsi/detectors';
-import { collectWorld, PriceBook, syncInventory, type DemoSize } from '@opsi/inventory';
+import { observeWorld, PriceBook, syncInventory, type DemoSize } from '@opsi/inventory';
 import { createTenantWithUser, freePort, mintTestToken } from '@opsi/test-support';
 import { CpuMeter } from '../runs/lib/cpu';
 import { renderProfile, summarizeProfile } from '../runs/lib/profile';
@@ -65,7 +66,12 @@ const o = {
 };
 const spec = { seed: o.seed, size: o.size, epoch: '2026-11-01', day: 0, commands: [] };
 
-const TARGET = { detectSeconds: 30, ratio: 0.6 };
+// The whale (xlarge, about 1,000,000 resources, issue 30): detection within 5 minutes and the findings
+// list's p95 within 100 ms; at the other sizes the p95 is shown without a target.
+const TARGET =
+  o.size === 'xlarge'
+    ? { detectSeconds: 300, ratio: 0.6, p95Ms: 100 as number | undefined }
+    : { detectSeconds: 30, ratio: 0.6, p95Ms: undefined as number | undefined };
 /** The profiled window per side, when there is one. */
 const PROFILE_MS = 5000;
 /** The API's pool size (DATABASE_POOL_MAX's default); the bare route gets the same. */
@@ -159,7 +165,7 @@ async function main() {
     .executeTakeFirstOrThrow();
   log(`(1) generating the ${o.size} demo (seed ${o.seed})`);
   let t0 = performance.now();
-  const inventory = collectWorld(spec, book);
+  const inventory = observeWorld(spec, book);
   const collectMs = performance.now() - t0;
   log(
     `(1) ${inventory.resources.length.toLocaleString('en-US')} resources, ${inventory.edges.length.toLocaleString('en-US')} edges, ${inventory.metrics.length.toLocaleString('en-US')} metric points, ${inventory.costs.length.toLocaleString('en-US')} cost lines in ${sec(collectMs)}; syncing (setup, not the metric)`,
@@ -280,6 +286,8 @@ async function main() {
   const port = await freePort();
   const api = startService('api', 'apps/api/src/main.ts', {
     NODE_ENV: 'production',
+    // Production with DATABASE_URL needs a key for stored secrets (any 32+ characters for a benchmark).
+    SECRETS_KEY: 'opsi-bench-pulse-secrets-key-0123456789abcdef',
     LOG_LEVEL: 'info',
     LOG_FORMAT: 'json',
     DATABASE_URL: s.url,
@@ -289,7 +297,6 @@ async function main() {
     HOST: '127.0.0.1',
     PORT: String(port),
     DEMO_SEED: 'false',
-    SECRETS_KEY: 'bench-only-secrets-key-0123456789abcdef', // required in production since notifiers
   });
   const bareEnv = { BENCH_DATABASE_URL: s.url, BENCH_TENANT_ID: tenantId, BENCH_POOL_MAX: String(POOL_MAX) };
   const bare = startService('bare', 'bench/pulse/bare-server.ts', { ...bareEnv, BENCH_BARE_MODE: 'bare' });
@@ -380,6 +387,17 @@ async function main() {
       unit: 'ms',
       ours: percentile(ours.latencies, 50),
       raw: percentile(bareTotal.latencies, 50),
+      digits: 2,
+    },
+    {
+      id: '(2)',
+      metric: '  latency p95',
+      unit: 'ms',
+      ours: percentile(ours.latencies, 95),
+      raw: percentile(bareTotal.latencies, 95),
+      ...(TARGET.p95Ms
+        ? { targets: [{ kind: 'abs' as const, direction: 'lower' as const, value: TARGET.p95Ms }] }
+        : {}),
       digits: 2,
     },
     {

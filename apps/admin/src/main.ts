@@ -36,7 +36,7 @@ import {
   type DatabaseHandle,
   type ScanWarning,
 } from '@opsi/db';
-import { AWS_IAM_POLICY, type DemoSize } from '@opsi/inventory';
+import { AWS_IAM_POLICY, DEMO_SIZES, type DemoSize } from '@opsi/inventory';
 import { JobProducer } from '@opsi/jobs';
 import { createRedis } from '@opsi/redis';
 
@@ -314,7 +314,7 @@ env
     if (!/^\d+$/.test(v)) throw new AppError(400, '--seed must be a whole number');
     return Number(v);
   })
-  .addOption(new Option('--size <size>', 'demo size').choices(['small', 'medium', 'large']))
+  .addOption(new Option('--size <size>', 'demo size').choices([...DEMO_SIZES]))
   .option('--terraform-state <file>', 'a terraform.tfstate (versions 3 and 4) or terraform show -json output')
   .option(
     '--terraform-s3 <url>',

@@ -115,7 +115,7 @@ export interface DemoEnvironments {
   day: ColumnType<number, number | undefined, number>;
   epoch: string;
   seed: number;
-  size: "small" | "medium" | "large";
+  size: "small" | "medium" | "large" | "xlarge";
   tenant_id: string;
   updated_at: UpdatedAt;
 }

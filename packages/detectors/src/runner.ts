@@ -24,11 +24,18 @@ export interface AuditStep {
 
 const PREVIEW_ROWS = 5;
 
-/** Detectors read whole inventories: far larger caps than an interactive re-run. */
+/**
+ * Detectors read whole inventories: far larger caps than an interactive re-run. Memory and disk too:
+ * over the xlarge demo (about 1,000,000 resources) six detectors sort or hash more than the re-run's
+ * 64 MB of temporary files (finops.ec2_low_cpu sorts 6 million metric rows) and failed at once, twice,
+ * finding nothing (bench/pulse); 64 MB of work_mem per sort or hash also shortens the ones that spill.
+ */
 export const DETECTOR_LIMITS: SandboxLimits = {
   timeoutMs: 30_000,
   maxRows: 50_000,
   maxBytes: 64 * 1024 * 1024,
+  workMemKb: 64 * 1024,
+  tempFileLimitKb: 4 * 1024 * 1024,
 };
 
 function queryStep(

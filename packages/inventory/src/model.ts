@@ -177,6 +177,16 @@ export interface CollectedInventory {
   retries?: number;
 }
 
+/**
+ * An observation as the sync takes it: like CollectedInventory, but resources and edges may be built as
+ * they are read (a whale's demo environment, about 1,000,000 resources, is never held whole). Every
+ * CollectedInventory is one.
+ */
+export interface InventoryObservation extends Omit<CollectedInventory, 'resources' | 'edges'> {
+  resources: RowSource<InventoryResource>;
+  edges: RowSource<InventoryEdge>;
+}
+
 export interface CollectProgress {
   (phase: string, done: number, total: number | null): void;
 }

@@ -3,7 +3,7 @@ import canonicalize from 'canonicalize';
 import { sql, type Db, type RawBuilder } from '@opsi/db';
 import { consoleUrl } from './console-links';
 import { arrayLiteral, byArn, chunks, factBatches, pipelined } from './bulk';
-import type { CollectedInventory, InventoryResource, RowSource } from './model';
+import type { InventoryEdge, InventoryObservation, InventoryResource, RowSource } from './model';
 import { monthlyCost, type PriceBook } from './pricing';
 
 export interface SyncTarget {
@@ -133,7 +133,7 @@ async function insertFacts<T extends { arn: string }, Cols>(
 export async function syncInventory(
   db: Db,
   target: SyncTarget,
-  inventory: CollectedInventory,
+  inventory: InventoryObservation,
   book: PriceBook,
   onProgress?: SyncProgress,
 ): Promise<SyncResult> {
@@ -211,23 +211,67 @@ export async function syncInventory(
       }
     };
 
+    // ---- history: what was created, updated or deleted, with before and after ----
+    const historyOf = (
+      item: { r: InventoryResource; change: 'created' | 'updated' } | { arn: string; change: 'deleted' },
+    ) => {
+      if (item.change === 'deleted') {
+        const before = previous.get(item.arn)!;
+        return {
+          arn: item.arn,
+          type: String(before.type),
+          change: item.change,
+          fields: [] as string[],
+          before,
+          after: null,
+        };
+      }
+      const after = historyContent(item.r);
+      const before = previous.get(item.r.arn) ?? null;
+      const fields = before ? changedFields(before, after) : [];
+      return { arn: item.r.arn, type: item.r.type, change: item.change, fields, before, after };
+    };
+    const encodeHistory = (rows: Array<ReturnType<typeof historyOf>>) =>
+      rows.length === 0
+        ? null
+        : {
+            arn: arrayLiteral(rows.map((h) => h.arn)),
+            type: arrayLiteral(rows.map((h) => h.type)),
+            change: arrayLiteral(rows.map((h) => h.change)),
+            json: JSON.stringify(rows.map((h) => ({ fields: h.fields, before: h.before, after: h.after }))),
+          };
+    const insertHistory = async (cols: ReturnType<typeof encodeHistory>) => {
+      if (!cols) return;
+      await sql`
+        insert into resource_history (tenant_id, arn, type, snapshot_id, observed_at, change, changed_fields, before, after)
+        select ${tenantId}::uuid, u.arn, u.type, ${snapshotId}::uuid, ${observedAt}::timestamptz, u.change,
+          coalesce((select array_agg(f) from jsonb_array_elements_text(u.fields) f), '{}'), u.before, u.after
+        from rows from (unnest(${cols.arn}::text[]), unnest(${cols.type}::text[]), unnest(${cols.change}::text[]),
+          jsonb_to_recordset(${cols.json}::jsonb) as (fields jsonb, before jsonb, after jsonb))
+          as u(arn, type, change, fields, before, after)`.execute(tx);
+    };
+
     // ---- resources: hashed, compared and written a batch at a time ----
     // Each resource's content hash decides whether it is new, changed or unchanged; hashing the next batch
     // overlaps with writing this one (pipelined). Column arrays travel as array literals built here.
     const seen = new Set<string>();
-    const changed: Array<{ r: InventoryResource; hash: string; change: 'created' | 'updated' }> = [];
+    type Changed = { r: InventoryResource; hash: string; change: 'created' | 'updated' };
+    let created = 0;
+    let updated = 0;
     const unchanged: string[] = [];
     let gone: string[] = [];
     let written = 0;
     const total = () => inventory.resources.length + gone.length;
     await pipelined(
       (function* () {
-        let batch: typeof changed = [];
+        let batch: Changed[] = [];
         const encode = () => {
           const rs = batch.map((c) => c.r);
           const cols = {
             n: batch.length,
-            updated: batch.filter((c) => c.change === 'updated').map((c) => c.r.arn),
+            updated: batch.filter((c) => c.change === 'updated'),
+            // The history of what is new needs nothing from the database: encoded here, beside the batch.
+            createdHistory: encodeHistory(batch.filter((c) => c.change === 'created').map(historyOf)),
             arn: arrayLiteral(rs.map((r) => r.arn)),
             type: arrayLiteral(rs.map((r) => r.type)),
             native_id: arrayLiteral(rs.map((r) => r.nativeId)),
@@ -257,14 +301,15 @@ export async function syncInventory(
             unchanged.push(r.arn);
             continue;
           }
-          changed.push({ r, hash, change });
+          if (change === 'created') created++;
+          else updated++;
           batch.push({ r, hash, change });
           if (batch.length === BATCH) yield encode();
         }
         if (batch.length) yield encode();
       })(),
       async (cols) => {
-        await readPrevious(cols.updated); // before the upsert overwrites it
+        await readPrevious(cols.updated.map((c) => c.r.arn)); // before the upsert overwrites it
         await sql`
         insert into resources (tenant_id, connection_id, arn, type, native_id, account_id, region, availability_zone, name,
           tags, attributes, size_value, size_unit, monthly_cost, console_url, content_hash, first_seen, last_seen, snapshot_id, deleted_at)
@@ -288,6 +333,12 @@ export async function syncInventory(
           first_seen = case when resources.deleted_at is null then resources.first_seen else excluded.first_seen end,
           last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id, deleted_at = null`
         }`.execute(tx);
+        // History a batch at a time, so that no resource is held after its batch is written.
+        await insertHistory(cols.createdHistory);
+        if (cols.updated.length) {
+          await insertHistory(encodeHistory(cols.updated.map(historyOf)));
+          for (const c of cols.updated) previous.delete(c.r.arn);
+        }
         written += cols.n;
         onProgress?.('resources', written, total());
       },
@@ -307,63 +358,23 @@ export async function syncInventory(
       onProgress?.('resources', written, total());
     }
 
-    // ---- history: built a batch at a time, as it is written ----
-    const historyOf = (
-      item: { r: InventoryResource; change: 'created' | 'updated' } | { arn: string; change: 'deleted' },
-    ) => {
-      if (item.change === 'deleted') {
-        const before = previous.get(item.arn)!;
-        return {
-          arn: item.arn,
-          type: String(before.type),
-          change: item.change,
-          fields: [],
-          before,
-          after: null,
-        };
-      }
-      const after = historyContent(item.r);
-      const before = previous.get(item.r.arn) ?? null;
-      const fields = before ? changedFields(before, after) : [];
-      return { arn: item.r.arn, type: item.r.type, change: item.change, fields, before, after };
-    };
-    const historyItems = [...changed, ...gone.map((arn) => ({ arn, change: 'deleted' as const }))];
-    await pipelined(
-      (function* () {
-        for (const batch of chunks(historyItems, BATCH)) {
-          const rows = batch.map(historyOf);
-          yield {
-            arn: arrayLiteral(rows.map((h) => h.arn)),
-            type: arrayLiteral(rows.map((h) => h.type)),
-            change: arrayLiteral(rows.map((h) => h.change)),
-            json: JSON.stringify(rows.map((h) => ({ fields: h.fields, before: h.before, after: h.after }))),
-          };
-        }
-      })(),
-      async (cols) => {
-        await sql`
-        insert into resource_history (tenant_id, arn, type, snapshot_id, observed_at, change, changed_fields, before, after)
-        select ${tenantId}::uuid, u.arn, u.type, ${snapshotId}::uuid, ${observedAt}::timestamptz, u.change,
-          coalesce((select array_agg(f) from jsonb_array_elements_text(u.fields) f), '{}'), u.before, u.after
-        from rows from (unnest(${cols.arn}::text[]), unnest(${cols.type}::text[]), unnest(${cols.change}::text[]),
-          jsonb_to_recordset(${cols.json}::jsonb) as (fields jsonb, before jsonb, after jsonb))
-          as u(arn, type, change, fields, before, after)`.execute(tx);
-      },
-    );
+    // ---- history of what went (what was created or updated is written with its batch above) ----
+    for (const batch of chunks(gone, BATCH))
+      await insertHistory(encodeHistory(batch.map((arn) => historyOf({ arn, change: 'deleted' }))));
 
     // ---- edges: what this observation states replaces what the last one did ----
+    // An array is de-duplicated whole, as before; a source built as it is read (a whale's demo) only
+    // within each batch, since a set of every edge's key would hold about 300 MB at 1.4 million edges:
+    // its inserts keep their conflict clause instead, so a repeat in a later batch changes nothing.
+    const edgesAreArray = Array.isArray(inventory.edges);
     const edgeKeys = new Set<string>();
-    const edges = inventory.edges.filter((e) => {
-      const key = `${e.from}|${e.to}|${e.kind}`;
-      if (edgeKeys.has(key) || !seen.has(e.from) || !seen.has(e.to)) return false;
-      edgeKeys.add(key);
-      return true;
-    });
+    let edgeCount = 0;
     let edgesWritten = 0;
     await pipelined(
       (function* () {
-        for (const batch of chunks(edges, 5000))
-          yield {
+        let batch: InventoryEdge[] = [];
+        const encode = () => {
+          const cols = {
             n: batch.length,
             from: arrayLiteral(batch.map((e) => e.from)),
             to: arrayLiteral(batch.map((e) => e.to)),
@@ -371,9 +382,21 @@ export async function syncInventory(
             source: arrayLiteral(batch.map((e) => e.source)),
             confidence: arrayLiteral(batch.map((e) => e.confidence)),
           };
+          batch = [];
+          if (!edgesAreArray) edgeKeys.clear();
+          return cols;
+        };
+        for (const e of inventory.edges) {
+          const key = `${e.from}|${e.to}|${e.kind}`;
+          if (edgeKeys.has(key) || !seen.has(e.from) || !seen.has(e.to)) continue;
+          edgeKeys.add(key);
+          batch.push(e);
+          if (batch.length === 5000) yield encode();
+        }
+        if (batch.length) yield encode();
       })(),
       async (cols) => {
-        await sql`
+        const result = await sql`
         insert into resource_edges (tenant_id, from_arn, to_arn, kind, source, confidence, first_seen, last_seen, snapshot_id)
         select ${tenantId}::uuid, unnest(${cols.from}::text[]), unnest(${cols.to}::text[]), unnest(${cols.kind}::text[]),
           unnest(${cols.source}::text[]), unnest(${cols.confidence}::real[]),
@@ -382,10 +405,13 @@ export async function syncInventory(
           stored.edges
             ? sql`on conflict (tenant_id, from_arn, to_arn, kind) do update set
           source = excluded.source, confidence = excluded.confidence, last_seen = excluded.last_seen, snapshot_id = excluded.snapshot_id`
-            : sql``
+            : edgesAreArray
+              ? sql``
+              : sql`on conflict do nothing`
         }`.execute(tx);
+        edgeCount += Number(result.numAffectedRows ?? 0);
         edgesWritten += cols.n;
-        onProgress?.('edges', edgesWritten, edges.length);
+        onProgress?.('edges', edgesWritten, inventory.edges.length);
       },
     );
     await sql`delete from resource_edges where tenant_id = ${tenantId}::uuid and snapshot_id <> ${snapshotId}::uuid`.execute(
@@ -449,8 +475,6 @@ export async function syncInventory(
     // Fresh statistics: detectors join these tables, and without them the planner guesses one row each.
     await sql`analyze resources, resource_edges, metrics_daily`.execute(tx);
 
-    const created = changed.filter((c) => c.change === 'created').length;
-    const updated = changed.length - created;
     await tx
       .updateTable('inventory_snapshots')
       .set({
@@ -458,7 +482,7 @@ export async function syncInventory(
         updated_count: updated,
         deleted_count: gone.length,
         resource_count: seen.size,
-        edge_count: edges.length,
+        edge_count: edgeCount,
       })
       .where('id', '=', snapshotId)
       .execute();
@@ -466,7 +490,7 @@ export async function syncInventory(
       snapshotId,
       observedAt,
       resources: seen.size,
-      edges: edges.length,
+      edges: edgeCount,
       created,
       updated,
       deleted: gone.length,

@@ -5,7 +5,8 @@ import {
   PriceBook,
   syncInventory,
   tryCommand,
-  type CollectedInventory,
+  type CollectProgress,
+  type InventoryObservation,
   type Connector,
   type DemoSize,
   type DemoSpec,
@@ -298,7 +299,9 @@ export class ScanBusy extends Error {
 
 interface ScanSource {
   connector: Connector;
-  backfill: () => Iterable<CollectedInventory>;
+  /** The connector's collect, or the demo's observe (a whale's inventory is built as it is synced). */
+  collect: (options: { onProgress?: CollectProgress }) => Promise<InventoryObservation>;
+  backfill: () => Iterable<InventoryObservation>;
   /** Records what the collect read (Terraform states: serial, counts, or the error), done or failed. */
   afterCollect?: (error: unknown) => Promise<void>;
 }
@@ -313,7 +316,7 @@ async function connectorFor(
 ): Promise<ScanSource> {
   if (kind === 'demo') {
     const connector = createDemoConnector(await demoSpec(db, tenantId), book);
-    return { connector, backfill: () => connector.backfill() };
+    return { connector, collect: (o) => connector.observe(o), backfill: () => connector.backfill() };
   }
   if (kind === 'terraform_state') {
     const { createTerraformStateConnector, TerraformStateError } = await import('@opsi/inventory/terraform');
@@ -323,11 +326,13 @@ async function connectorFor(
         'This tenant has no Terraform state connected: run env connect --terraform-state or --terraform-s3.',
       );
     const reads: TerraformStateReadResult[] = [];
+    const connector = createTerraformStateConnector({
+      sources: sources.map((s) => s.source),
+      onStateRead: (r) => reads.push(r),
+    });
     return {
-      connector: createTerraformStateConnector({
-        sources: sources.map((s) => s.source),
-        onStateRead: (r) => reads.push(r),
-      }),
+      connector,
+      collect: (o) => connector.collect(o),
       backfill: () => [],
       afterCollect: (error) =>
         recordTerraformReads(
@@ -341,8 +346,13 @@ async function connectorFor(
     };
   }
   const { createAwsConnector } = await import('@opsi/inventory/aws');
+  const connector = createAwsConnector({
+    profile: String(config.profile),
+    regions: config.regions as string[],
+  });
   return {
-    connector: createAwsConnector({ profile: String(config.profile), regions: config.regions as string[] }),
+    connector,
+    collect: (o) => connector.collect(o),
     backfill: () => [],
   };
 }
@@ -402,7 +412,7 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
       .where('id', '=', scan.connection_id)
       .executeTakeFirstOrThrow();
     const book = await PriceBook.load(db);
-    const { connector, backfill, afterCollect } = await connectorFor(
+    const { collect, backfill, afterCollect } = await connectorFor(
       db,
       tenantId,
       connection.id,
@@ -423,9 +433,9 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
         await syncInventory(db, target, past, book);
       }
     }
-    let inventory: CollectedInventory;
+    let inventory: InventoryObservation;
     try {
-      inventory = await connector.collect({
+      inventory = await collect({
         onProgress: (phase) => void progress(`collecting: ${phase}`),
       });
     } catch (e) {

@@ -15,6 +15,7 @@ import * as sandboxAdvisoryLocks from './20261128T1000_sandbox-advisory-locks';
 import * as agentSessionsPerTenant from './20261128T1001_agent-sessions-per-tenant';
 import * as terraformStates from './20261128T1200_terraform-states';
 import * as scanWarnings from './20261128T1400_scan-warnings';
+import * as demoSizeXlarge from './20261128T1600_demo-size-xlarge';
 
 /** Every migration in order of its timestamped name; frozen once merged, forward only. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '20261128T1001_agent-sessions-per-tenant': agentSessionsPerTenant,
   '20261128T1200_terraform-states': terraformStates,
   '20261128T1400_scan-warnings': scanWarnings,
+  '20261128T1600_demo-size-xlarge': demoSizeXlarge,
 };

@@ -10,7 +10,7 @@ import {
   rds,
   routeTable,
 } from './seeded';
-import { FILLER_SERVICES, type WorldBuilder } from './world';
+import { FILLER_SERVICES, type DemoSize, type WorldBuilder } from './world';
 
 /** One clean application stack; the timeline's churn replaces its instances. */
 export interface FillerService {
@@ -25,12 +25,39 @@ export interface FillerService {
   tags: Record<string, string>;
 }
 
-const PLACES = [
+interface Place {
+  account: 'prod' | 'staging' | 'shared';
+  region: string;
+  azs: readonly [string, string, string];
+  octet: number;
+}
+
+const PLACES: readonly Place[] = [
   { account: 'prod', region: 'us-east-1', azs: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 100 },
   { account: 'staging', region: 'us-east-1', azs: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 120 },
   { account: 'shared', region: 'us-east-1', azs: ['us-east-1a', 'us-east-1b', 'us-east-1c'], octet: 140 },
   { account: 'prod', region: 'us-west-2', azs: ['us-west-2a', 'us-west-2b', 'us-west-2c'], octet: 160 },
-] as const;
+];
+
+/**
+ * The whale (`xlarge`): every account in both priced regions, each with several application VPCs of
+ * about 1,800 stacks, as many as one network of `large` holds, so a subnet's or a NAT gateway's blast
+ * radius stays the size it is in `large` while the estate is ten times larger.
+ */
+const XLARGE_PLACES: readonly Place[] = [
+  ...PLACES,
+  { account: 'staging', region: 'us-west-2', azs: ['us-west-2a', 'us-west-2b', 'us-west-2c'], octet: 180 },
+  { account: 'shared', region: 'us-west-2', azs: ['us-west-2a', 'us-west-2b', 'us-west-2c'], octet: 200 },
+];
+const XLARGE_VPCS_PER_PLACE = 6;
+
+/** The application networks of a size: (place, VPC number) pairs, in the order stacks are dealt to them. */
+export function fillerNetworks(size: DemoSize): Array<{ place: Place; vpc: number }> {
+  if (size !== 'xlarge') return PLACES.map((place) => ({ place, vpc: 0 }));
+  return XLARGE_PLACES.flatMap((place) =>
+    Array.from({ length: XLARGE_VPCS_PER_PLACE }, (_, vpc) => ({ place, vpc })),
+  );
+}
 
 const WORDS = [
   'orders',
@@ -53,35 +80,41 @@ const WORDS = [
 const TYPES = ['m5.large', 't3.medium', 't3.large'] as const;
 
 /**
- * Clean stacks that make the environment the right size: each is an ALB, a target group, a multi-AZ
+ * Clean stacks that make the environment the right size (with `only`, just the stacks numbered from
+ * `from` to before `to`; the others are left undefined, for a world built in parts): each is an ALB, a target group, a multi-AZ
  * ASG of current-generation instances with encrypted gp3 roots and IMDSv2, alarms that notify, log
  * retention, and now and then a Multi-AZ database, a DynamoDB table with PITR or a private bucket.
  * Every network has a NAT gateway per AZ. None of it should trip a detector.
  */
-export function buildFiller(w: WorldBuilder): FillerService[] {
+export function buildFiller(
+  w: WorldBuilder,
+  only?: { from: number; to: number },
+): Array<FillerService | undefined> {
   const count = FILLER_SERVICES[w.spec.size];
-  const services: FillerService[] = [];
-  const networks = PLACES.map((p) => {
+  const services: Array<FillerService | undefined> = [];
+  const networks = fillerNetworks(w.spec.size).map(({ place: p, vpc: v }) => {
     const account = w.accounts[p.account];
-    const tags = { env: p.account === 'prod' ? 'prod' : p.account, Name: `${p.account}-apps-${p.region}` };
-    const vpc = w.vpc(account, p.region, `filler:${p.account}:${p.region}:vpc`, `10.${p.octet}.0.0/16`, tags);
+    // The first VPC of a place keeps the keys and names every smaller size has.
+    const at = v === 0 ? `${p.account}:${p.region}` : `${p.account}:${p.region}:vpc${v + 1}`;
+    const tags = {
+      env: p.account === 'prod' ? 'prod' : p.account,
+      Name: v === 0 ? `${p.account}-apps-${p.region}` : `${p.account}-apps-${p.region}-${v + 1}`,
+    };
+    const octet = p.octet + v;
+    const vpc = w.vpc(account, p.region, `filler:${at}:vpc`, `10.${octet}.0.0/16`, tags);
     const pub = p.azs.map((az, i) =>
-      w.subnet(vpc, `filler:${p.account}:${p.region}:pub:${az}`, az, `10.${p.octet}.${i}.0/24`, true, {
+      w.subnet(vpc, `filler:${at}:pub:${az}`, az, `10.${octet}.${i}.0/24`, true, {
         ...tags,
         Name: `${tags.Name}-public-${az.slice(-1)}`,
       }),
     );
     const priv = p.azs.map((az, i) =>
-      w.subnet(
-        vpc,
-        `filler:${p.account}:${p.region}:priv:${az}`,
-        az,
-        `10.${p.octet}.${32 + i * 32}.0/19`,
-        false,
-        { ...tags, Name: `${tags.Name}-private-${az.slice(-1)}` },
-      ),
+      w.subnet(vpc, `filler:${at}:priv:${az}`, az, `10.${octet}.${32 + i * 32}.0/19`, false, {
+        ...tags,
+        Name: `${tags.Name}-private-${az.slice(-1)}`,
+      }),
     );
-    const igwId = w.id('igw', `filler:${p.account}:${p.region}:igw`);
+    const igwId = w.id('igw', `filler:${at}:igw`);
     const igw = w.add({
       type: 'aws_vpc_internet_gateway',
       nativeId: igwId,
@@ -91,27 +124,22 @@ export function buildFiller(w: WorldBuilder): FillerService[] {
       tags,
       attributes: { internet_gateway_id: igwId, attachments: [{ vpc_id: vpc.nativeId, state: 'available' }] },
     });
-    routeTable(w, vpc, `filler:${p.account}:${p.region}:rt-pub`, pub, { gateway_id: igwId }, igw, {
+    routeTable(w, vpc, `filler:${at}:rt-pub`, pub, { gateway_id: igwId }, igw, {
       ...tags,
       Name: `${tags.Name}-public`,
     });
     p.azs.forEach((az, i) => {
-      const addr = eip(w, account, p.region, `filler:${p.account}:${p.region}:nat-eip:${az}`, -500, tags);
-      const nat = natGateway(w, pub[i]!, `filler:${p.account}:${p.region}:nat:${az}`, addr, -500, {
+      const addr = eip(w, account, p.region, `filler:${at}:nat-eip:${az}`, -500, tags);
+      const nat = natGateway(w, pub[i]!, `filler:${at}:nat:${az}`, addr, -500, {
         ...tags,
         Name: `${tags.Name}-nat-${az.slice(-1)}`,
       });
-      addr.attributes.association_id = `eipassoc-${hexId(w.spec.seed, `filler:${p.account}:${p.region}:nat-eip:${az}:assoc`, 17)}`;
-      addr.attributes.network_interface_id = `eni-${hexId(w.spec.seed, `filler:${p.account}:${p.region}:nat-eni:${az}`, 17)}`;
-      routeTable(
-        w,
-        vpc,
-        `filler:${p.account}:${p.region}:rt-priv:${az}`,
-        [priv[i]!],
-        { nat_gateway_id: nat.nativeId },
-        nat,
-        { ...tags, Name: `${tags.Name}-private-${az.slice(-1)}` },
-      );
+      addr.attributes.association_id = `eipassoc-${hexId(w.spec.seed, `filler:${at}:nat-eip:${az}:assoc`, 17)}`;
+      addr.attributes.network_interface_id = `eni-${hexId(w.spec.seed, `filler:${at}:nat-eni:${az}`, 17)}`;
+      routeTable(w, vpc, `filler:${at}:rt-priv:${az}`, [priv[i]!], { nat_gateway_id: nat.nativeId }, nat, {
+        ...tags,
+        Name: `${tags.Name}-private-${az.slice(-1)}`,
+      });
       w.alarm({
         account,
         region: p.region,
@@ -123,13 +151,18 @@ export function buildFiller(w: WorldBuilder): FillerService[] {
         actions: true,
       });
     });
-    const albSg = w.securityGroup(vpc, `filler:${p.account}:${p.region}:sg-alb`, `${tags.Name}-alb`, [
+    const albSg = w.securityGroup(vpc, `filler:${at}:sg-alb`, `${tags.Name}-alb`, [
       { ip_protocol: 'tcp', from_port: 443, to_port: 443, cidr_ipv4: '0.0.0.0/0' },
     ]);
     return { place: p, account, vpc, pub, priv, albSg, tags };
   });
 
   for (let i = 0; i < count; i++) {
+    if (only && (i < only.from || i >= only.to)) {
+      services.push(undefined); // another part of the world builds this stack
+      continue;
+    }
+    w.owner = i;
     const net = networks[i % networks.length]!;
     const { account, vpc, pub, priv, albSg } = net;
     const region = net.place.region;
@@ -271,6 +304,7 @@ export function buildFiller(w: WorldBuilder): FillerService[] {
       });
     }
     services.push({ key, name, asg, tg, subnets: priv, appSg, instanceType, instances, tags });
+    w.owner = null;
   }
   return services;
 }

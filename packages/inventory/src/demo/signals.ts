@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { CostLine, InventoryResource, MetricPoint, RowSource } from '../model';
-import { HOURS_PER_MONTH, monthlyCost, type PriceBook } from '../pricing';
+import { HOURS_PER_MONTH, monthlyCost, PriceBook } from '../pricing';
 import type { Seeded } from './seeded';
-import type { WorldBuilder } from './world';
+import { WorldBuilder, type DemoSpec } from './world';
 
 export const METRIC_WINDOW_DAYS = 30;
 
@@ -143,15 +143,103 @@ class GeneratedRows<T> implements RowSource<T> {
 
 /** The world's resources in ARN order (JavaScript string order, as the sync sorts). */
 function inArnOrder(w: WorldBuilder): InventoryResource[] {
-  return [...w.resources.values()].sort((a, b) => (a.arn < b.arn ? -1 : a.arn > b.arn ? 1 : 0));
+  return [...w.resources.values()].sort(byArn);
 }
 
-/** How many of the window's days a resource existed on. */
-function daysExisted(r: InventoryResource, days: ReturnType<typeof windowDays>): number {
-  const created = createdMs(r);
+const byArn = (a: { arn: string }, b: { arn: string }) => (a.arn < b.arn ? -1 : a.arn > b.arn ? 1 : 0);
+
+/** How many of the window's days a resource created at `created` existed on. */
+function daysExisted(created: number | undefined, days: ReturnType<typeof windowDays>): number {
   let n = 0;
   for (const { endMs } of days) if (existedOn(created, endMs)) n++;
   return n;
+}
+
+/** What one resource's metric points need: no reference to the resource itself. */
+interface Reporting {
+  arn: string;
+  created: number | undefined;
+  series: Series[];
+}
+
+/** What one resource's cost lines need. */
+interface Billable {
+  arn: string;
+  created: number | undefined;
+  productCode: string;
+  usageType: string;
+  daily: number;
+}
+
+/**
+ * The metric points and cost lines of resources added one at a time, in any order (a whale's world is
+ * built in parts): only what the rows need is kept per resource, and the rows are generated, in ARN
+ * order, when they are read.
+ */
+export class DemoSignals {
+  private readonly reporting: Reporting[] = [];
+  private readonly billable: Billable[] = [];
+  private readonly days: ReturnType<typeof windowDays>;
+  private readonly seed: number;
+
+  constructor(
+    spec: DemoSpec,
+    private readonly book: PriceBook,
+  ) {
+    this.seed = spec.seed;
+    this.days = windowDays(new WorldBuilder({ ...spec, commands: [] }));
+  }
+
+  add(r: InventoryResource, s: Seeded): void {
+    const series = seriesOf(r, s);
+    const created = createdMs(r);
+    if (series.length) this.reporting.push({ arn: r.arn, created, series });
+    const product = PRODUCT[r.type];
+    const monthly = product ? monthlyCost(r, this.book) : null;
+    if (!product || !monthly) return;
+    const daily = Math.round(((monthly * 24) / HOURS_PER_MONTH) * 1e6) / 1e6;
+    this.billable.push({ arn: r.arn, created, productCode: product[0], usageType: product[1](r), daily });
+  }
+
+  metrics(): RowSource<MetricPoint> {
+    const { days } = this;
+    const noise = noiseFactory(this.seed);
+    const reporting = this.reporting.sort(byArn);
+    const count = reporting.reduce((n, x) => n + x.series.length * daysExisted(x.created, days), 0);
+    return new GeneratedRows(count, function* () {
+      for (const { arn, created, series } of reporting) {
+        for (const { metric, value } of series) {
+          const n = noise(arn, metric);
+          for (const { day, date, endMs } of days) {
+            if (!existedOn(created, endMs)) continue;
+            const v = value(day, n(day));
+            yield {
+              arn,
+              metric,
+              day: date,
+              avg: v.avg === null ? null : round(v.avg),
+              max: v.max === null ? null : round(v.max),
+              sum: v.sum === null ? null : round(v.sum),
+            };
+          }
+        }
+      }
+    });
+  }
+
+  costs(): RowSource<CostLine> {
+    const { days } = this;
+    const billable = this.billable.sort(byArn);
+    const count = billable.reduce((n, x) => n + daysExisted(x.created, days), 0);
+    return new GeneratedRows(count, function* () {
+      for (const { arn, created, productCode, usageType, daily } of billable) {
+        for (const { date, endMs } of days) {
+          if (!existedOn(created, endMs)) continue;
+          yield { arn, day: date, productCode, usageType, unblendedCost: daily };
+        }
+      }
+    });
+  }
 }
 
 /**
@@ -161,32 +249,7 @@ function daysExisted(r: InventoryResource, days: ReturnType<typeof windowDays>):
  * connections, an idle NAT gateway, and on day -1 the incident's CPU, connection and 5xx spike.
  */
 export function demoMetrics(w: WorldBuilder, s: Seeded): RowSource<MetricPoint> {
-  const noise = noiseFactory(w.spec.seed);
-  const days = windowDays(w);
-  const reporting = inArnOrder(w)
-    .map((r) => ({ r, series: seriesOf(r, s) }))
-    .filter((x) => x.series.length > 0);
-  const count = reporting.reduce((n, { r, series }) => n + series.length * daysExisted(r, days), 0);
-  return new GeneratedRows(count, function* () {
-    for (const { r, series } of reporting) {
-      const created = createdMs(r);
-      for (const { metric, value } of series) {
-        const n = noise(r.arn, metric);
-        for (const { day, date, endMs } of days) {
-          if (!existedOn(created, endMs)) continue;
-          const v = value(day, n(day));
-          yield {
-            arn: r.arn,
-            metric,
-            day: date,
-            avg: v.avg === null ? null : round(v.avg),
-            max: v.max === null ? null : round(v.max),
-            sum: v.sum === null ? null : round(v.sum),
-          };
-        }
-      }
-    }
-  });
+  return signalsOf(w, s, null).metrics();
 }
 
 const PRODUCT: Partial<
@@ -211,22 +274,13 @@ const PRODUCT: Partial<
  * (monthly cost × 24 / 730), per product and usage type, on the days it existed.
  */
 export function demoCosts(w: WorldBuilder, book: PriceBook): RowSource<CostLine> {
-  const days = windowDays(w);
-  const billable = inArnOrder(w).flatMap((r) => {
-    const product = PRODUCT[r.type];
-    const monthly = product ? monthlyCost(r, book) : null;
-    if (!product || !monthly) return [];
-    const daily = Math.round(((monthly * 24) / HOURS_PER_MONTH) * 1e6) / 1e6;
-    return [{ r, productCode: product[0], usageType: product[1](r), daily }];
-  });
-  const count = billable.reduce((n, { r }) => n + daysExisted(r, days), 0);
-  return new GeneratedRows(count, function* () {
-    for (const { r, productCode, usageType, daily } of billable) {
-      const created = createdMs(r);
-      for (const { date, endMs } of days) {
-        if (!existedOn(created, endMs)) continue;
-        yield { arn: r.arn, day: date, productCode, usageType, unblendedCost: daily };
-      }
-    }
-  });
+  return signalsOf(w, null, book).costs();
+}
+
+/** The signals of a whole world (only the metrics need the seeded roles, only the costs the prices). */
+function signalsOf(w: WorldBuilder, s: Seeded | null, book: PriceBook | null): DemoSignals {
+  const signals = new DemoSignals(w.spec, book ?? new PriceBook(new Map()));
+  const none = { reportingWorker: {}, reportingDb: {}, paymentsDb: {}, natIdle: {}, checkoutAlb: {} };
+  for (const r of inArnOrder(w)) signals.add(r, s ?? (none as unknown as Seeded));
+  return signals;
 }

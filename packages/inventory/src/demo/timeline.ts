@@ -18,7 +18,7 @@ function fingerprint(text: string): string {
  * with one fingerprint, and a recurrence of an incident from day -7), and from day 1 on, the daily churn
  * of a living account (autoscaling replacing instances, backup snapshots), deterministic per day.
  */
-export function applyTimeline(w: WorldBuilder, s: Seeded, filler: FillerService[]): void {
+export function applyTimeline(w: WorldBuilder, s: Seeded, filler: Array<FillerService | undefined>): void {
   const { prod } = w.accounts;
   const today = w.spec.day;
   const happened = (day: number, hour: number, minute: number) => w.at(day, hour, minute) < w.observedAt;
@@ -191,10 +191,15 @@ export function applyTimeline(w: WorldBuilder, s: Seeded, filler: FillerService[
     const r = new Random(w.spec.seed, `churn:${day}`);
     const replacements = Math.max(1, Math.round(filler.length / 50));
     for (let k = 0; k < replacements; k++) {
-      const svc = filler[r.int(0, filler.length - 1)]!;
-      replaceInstance(w, svc, day, r);
+      const n = r.int(0, filler.length - 1);
+      w.owner = n;
+      replaceInstance(w, filler[n], day, r);
+      w.owner = null;
     }
-    const backed = filler[r.int(0, filler.length - 1)]!;
+    const b = r.int(0, filler.length - 1);
+    const backed = filler[b];
+    if (!backed) continue; // a stack built by another part of the world
+    w.owner = b;
     const vol = (backed.instances[0]!.attributes.block_device_mappings as Array<{ volume_id: string }>)[0]!
       .volume_id;
     const snap = w.snapshot({
@@ -215,13 +220,16 @@ export function applyTimeline(w: WorldBuilder, s: Seeded, filler: FillerService[
       arns: [snap.arn],
       payload: { eventSource: 'ec2.amazonaws.com', requestParameters: { volumeId: vol } },
     });
+    w.owner = null;
   }
 }
 
-function replaceInstance(w: WorldBuilder, svc: FillerService, day: number, r: Random): void {
-  const old = svc.instances.shift();
-  if (!old) return;
+function replaceInstance(w: WorldBuilder, svc: FillerService | undefined, day: number, r: Random): void {
+  const old = svc?.instances.shift();
+  if (!old && svc) return;
+  // Drawn whether or not this part of the world holds the stack, so every part draws the same sequence.
   const at: [number, number, number] = [day - 1, r.int(0, 23), r.int(0, 59)];
+  if (!svc || !old) return;
   const subnet = svc.subnets[svc.instances.length % svc.subnets.length]!;
   for (const mapping of old.attributes.block_device_mappings as Array<{ volume_id: string }>) {
     const vol = w.get(mapping.volume_id);

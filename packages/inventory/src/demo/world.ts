@@ -1,7 +1,10 @@
 import type { EdgeKind, InventoryEdge, InventoryEvent, InventoryResource, ResourceType } from '../model';
 import { accountId, hexId, Random } from './random';
 
-export type DemoSize = 'small' | 'medium' | 'large';
+export type DemoSize = 'small' | 'medium' | 'large' | 'xlarge';
+
+/** Every demo size, smallest first. */
+export const DEMO_SIZES: readonly DemoSize[] = ['small', 'medium', 'large', 'xlarge'];
 
 /** A demo environment: a pure function of these, so the same spec always gives the same inventory. */
 export interface DemoSpec {
@@ -15,8 +18,16 @@ export interface DemoSpec {
   commands: Array<{ day: number; command: string }>;
 }
 
-/** Clean application stacks added beside the seeded defects: about 15 resources each. */
-export const FILLER_SERVICES: Record<DemoSize, number> = { small: 6, medium: 320, large: 6600 };
+/**
+ * Clean application stacks added beside the seeded defects: about 15 resources each. `xlarge` (about
+ * 1,000,000 resources, a whale tenant) spreads them over more networks (filler.ts, NETWORKS_PER_PLACE).
+ */
+export const FILLER_SERVICES: Record<DemoSize, number> = {
+  small: 6,
+  medium: 320,
+  large: 6600,
+  xlarge: 65_000,
+};
 
 const DAY = 86_400_000;
 
@@ -66,8 +77,20 @@ export class WorldBuilder implements DemoWorld {
   readonly accounts: DemoWorld['accounts'];
   readonly observedAt: Date;
   private readonly epochMs: number;
+  /**
+   * Who owns what is added now: null for the organization (seeded defects, networks), a filler stack's
+   * number while that stack is built or churned. Recorded only for a world built in parts (collectWorld
+   * of a whale), which emits each resource, edge and event from the part whose stack owns it.
+   */
+  owner: number | null = null;
+  readonly owners: { resources: Map<string, number | null>; edges: Map<string, number | null> } | null;
+  readonly eventOwners: Array<number | null> = [];
 
-  constructor(readonly spec: DemoSpec) {
+  constructor(
+    readonly spec: DemoSpec,
+    options: { trackOwners?: boolean } = {},
+  ) {
+    this.owners = options.trackOwners ? { resources: new Map(), edges: new Map() } : null;
     this.epochMs = Date.parse(`${spec.epoch}T00:00:00Z`);
     this.observedAt = this.at(spec.day);
     this.accounts = {
@@ -105,6 +128,7 @@ export class WorldBuilder implements DemoWorld {
     };
     this.resources.set(r.arn, r);
     this.byNativeId.set(r.nativeId, r.arn);
+    this.owners?.resources.set(r.arn, this.owner);
     return r;
   }
 
@@ -125,6 +149,7 @@ export class WorldBuilder implements DemoWorld {
   link(from: string, to: string, kind: EdgeKind, source = 'config', confidence = 1): void {
     const key = `${from}|${to}|${kind}`;
     this.edges.set(key, { from, to, kind, source, confidence });
+    this.owners?.edges.set(key, this.owner);
     for (const arn of [from, to]) {
       let keys = this.edgesByArn.get(arn);
       if (!keys) this.edgesByArn.set(arn, (keys = new Set()));
@@ -143,6 +168,7 @@ export class WorldBuilder implements DemoWorld {
     e: Omit<InventoryEvent, 'sourceIp' | 'fingerprint' | 'severity' | 'service'> & Partial<InventoryEvent>,
   ): void {
     this.events.push({ sourceIp: null, fingerprint: null, severity: null, service: null, ...e });
+    if (this.owners) this.eventOwners.push(this.owner);
   }
 
   get(nativeId: string): InventoryResource | undefined {
