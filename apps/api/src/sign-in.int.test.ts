@@ -58,6 +58,39 @@ describe('failed sign-in limits', () => {
     expect((await signIn(api.url, b.user.email, b.password)).status).toBe(200);
   }, 60_000);
 
+  it('guesses sent at once count too: of 30 wrong passwords sent together, at most 20 are checked', async () => {
+    // Before, every request of a burst passed the lockout check before the first failure was counted,
+    // so a guesser sending them together had all 30 (or 1,000) checked. Guesses in flight now count.
+    const c = await createTenantWithUser(t);
+    // Hashing slots are waited for as long as it takes, so a loaded machine answers no 503 here.
+    const patient = await startTestApi(t, { PASSWORD_HASH_WAIT_MS: 60_000 });
+    let answers: Awaited<ReturnType<typeof signIn>>[];
+    try {
+      answers = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          signIn(i % 2 ? patient.url : second.url, c.user.email, `wrong-${i}`),
+        ),
+      );
+    } finally {
+      await patient.close();
+    }
+    const statuses = answers.map((r) => r.status);
+    const checked = statuses.filter((s) => s === 401).length;
+    // A password check that waited too long for a hashing slot (503) was not a guess either.
+    expect(
+      statuses.every((s) => s === 401 || s === 429 || s === 503),
+      statuses.join(','),
+    ).toBe(true);
+    expect(checked, statuses.join(',')).toBeLessThanOrEqual(20);
+    expect(statuses.filter((s) => s === 429).length, statuses.join(',')).toBeGreaterThanOrEqual(10);
+    for (const r of answers.filter((x) => x.status === 429)) {
+      expect(r.body.detail).toMatch(/Too many .*sign-ins for this account/);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+    // Once they are answered, the account is locked like after 20 wrong passwords one by one.
+    if (checked === 20) expect((await signIn(api.url, c.user.email, c.password)).status).toBe(429);
+  }, 60_000);
+
   it('per client address: failures across accounts lock the address, not others', async () => {
     const from = (ip: string) => ({ 'x-forwarded-for': ip });
     for (let i = 0; i < 5; i++)

@@ -60,18 +60,21 @@ export const postLogin = defineRoute({
     refuseCrossSite(ctx, deps.config.publicUrl);
     const isForm = ctx.is('application/x-www-form-urlencoded') === 'application/x-www-form-urlencoded';
     const limits = new SignInLimits(deps.redis, deps.config.REDIS_PREFIX, deps.config);
-    await limits.check(body.email, ctx.ip);
+    // Counted as in flight from here, so guesses sent together are held to the limit as well.
+    await limits.attempt(body.email, ctx.ip);
     let session;
     try {
       session = await login(deps.db, body.email, body.password, deps.config.SESSION_TTL_HOURS);
     } catch (e) {
-      if (e instanceof AppError && e.status === 401) {
-        await limits.failed(body.email, ctx.ip);
-        if (isForm)
-          return reply(303, undefined, {
-            Location: `/login?error=1&next=${encodeURIComponent(safeNext(body.next, deps.config.publicUrl))}`,
-          });
+      if (!(e instanceof AppError && e.status === 401)) {
+        await limits.abandoned(body.email, ctx.ip);
+        throw e;
       }
+      await limits.failed(body.email, ctx.ip);
+      if (isForm)
+        return reply(303, undefined, {
+          Location: `/login?error=1&next=${encodeURIComponent(safeNext(body.next, deps.config.publicUrl))}`,
+        });
       throw e;
     }
     await limits.succeeded(body.email, ctx.ip);
