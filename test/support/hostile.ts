@@ -178,6 +178,7 @@ export const SSRF_TARGETS: Array<[url: string, rule: RegExp]> = [
   ['http://[::1]:8080/', /loopback/],
   ['http://127.0.0.2/', /loopback/],
   ['http://[::ffff:127.0.0.2]/', /loopback/],
+  ['http://[::127.0.0.2]/', /IPv4-compatible/],
   ['http://2130706434/', /127\.0\.0\.2 is a loopback address/],
   ['http://0x7f.0.0.2/', /127\.0\.0\.2 is a loopback address/],
   ['http://224.0.0.1/', /multicast/],

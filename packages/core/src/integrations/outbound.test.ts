@@ -25,6 +25,11 @@ describe('refusalOf', () => {
     ['::', /unspecified/],
     ['255.255.255.255', /broadcast/],
     ['64:ff9b::7f00:1', /special-purpose/],
+    // IPv4-compatible (::a.b.c.d, deprecated): the URL parser writes [::127.0.0.1] as [::7f00:1], which
+    // ipaddr.js calls unicast; a host that tunnels ::/96 reaches 127.0.0.1 through it.
+    ['::7f00:1', /IPv4-compatible/],
+    ['::a9fe:a9fe', /IPv4-compatible/],
+    ['::808:808', /IPv4-compatible/],
   ])('%s is refused', (address, rule) => {
     expect(refusalOf(address)).toMatch(rule);
   });
@@ -59,6 +64,13 @@ describe('guardedFetch', () => {
 
   it('refuses an address literal before connecting', async () => {
     await expect(guardedFetch(`http://127.0.0.1:${port}/x`, { method: 'POST' })).rejects.toThrow(
+      OutboundRefused,
+    );
+    expect(hits).toEqual([]);
+  });
+
+  it('refuses an IPv4-compatible literal, which the URL parser rewrites to hex, before connecting', async () => {
+    await expect(guardedFetch(`http://[::127.0.0.1]:${port}/v`, { method: 'POST' })).rejects.toThrow(
       OutboundRefused,
     );
     expect(hits).toEqual([]);

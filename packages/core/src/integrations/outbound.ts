@@ -23,6 +23,8 @@ export const NO_EXCEPTIONS: OutboundPolicy = { allowCidrs: [] };
 /** Cloud metadata services' addresses, named as such in refusals (their ranges are refused anyway). */
 const METADATA = new Set(['169.254.169.254', 'fd00:ec2::254', '100.100.100.200', '169.254.170.2']);
 
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
+
 const RULES: Record<string, string> = {
   loopback: 'a loopback address',
   linkLocal: 'a link-local address (169.254.0.0/16, fe80::/10)',
@@ -53,6 +55,10 @@ export function refusalOf(address: string, policy: OutboundPolicy = NO_EXCEPTION
   const shown = ip.toString();
   if (METADATA.has(shown)) return `${shown} is a cloud metadata address`;
   const range = ip.range();
+  // ::a.b.c.d (IPv4-compatible, deprecated by RFC 4291; the URL parser writes it in hex) is no public
+  // IPv6 address, and a host that tunnels ::/96 reaches a.b.c.d through it. ipaddr.js calls it unicast.
+  if (range === 'unicast' && ip.kind() === 'ipv6' && (ip as ipaddr.IPv6).match(IPV4_COMPATIBLE))
+    return `${shown} is an IPv4-compatible address (::/96, deprecated)`;
   if (range === 'unicast') return undefined;
   return `${shown} is ${RULES[range] ?? `a special-purpose address (${range})`}`;
 }
