@@ -169,10 +169,20 @@ describe.skipIf(unavailable)('REDIS_CLUSTER=true on a real 3-master Redis Cluste
       LOGIN_MAX_FAILURES_PER_ADDRESS: 100,
       LOGIN_WINDOW_SECONDS: 60,
     });
-    await limits.failed('who@example.com', '10.0.0.1');
-    await limits.failed('who@example.com', '10.0.0.1');
+    for (let i = 0; i < 2; i++) {
+      await limits.attempt('who@example.com', '10.0.0.1');
+      await limits.failed('who@example.com', '10.0.0.1');
+    }
     await expect(limits.check('who@example.com', '10.0.0.1')).rejects.toBeInstanceOf(TooManyRequests);
+    await expect(limits.attempt('who@example.com', '10.0.0.1')).rejects.toBeInstanceOf(TooManyRequests);
     await limits.check('other@example.com', '10.0.0.1');
+    // Attempts in flight count, and end with the answer.
+    await limits.attempt('other@example.com', '10.0.0.1');
+    await limits.attempt('other@example.com', '10.0.0.1');
+    await expect(limits.attempt('other@example.com', '10.0.0.1')).rejects.toBeInstanceOf(TooManyRequests);
+    await limits.abandoned('other@example.com', '10.0.0.1');
+    await limits.succeeded('other@example.com', '10.0.0.1');
+    await limits.attempt('other@example.com', '10.0.0.1');
 
     const budget = new AgentBudget(command, prefix);
     const token = randomUUID();
