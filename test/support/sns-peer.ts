@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { randomUUID, sign } from 'node:crypto';
 import { once } from 'node:events';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:https';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { createServer, request as httpsRequest, type Server } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -10,8 +11,10 @@ import { join } from 'node:path';
 // ("Parse message formats", "Verifying the signatures of Amazon SNS messages"): it serves its signing
 // certificate at https://<host>/SimpleNotificationService-<id>.pem, signs each message (SignatureVersion
 // 1: SHA1withRSA, 2: SHA256withRSA) over the canonical string of its type, POSTs it as text/plain with
-// the x-amz-sns-* headers and SNS's User-Agent, carrying the subscription URL's credentials as HTTP
-// Basic, and answers GET ?Action=ConfirmSubscription with ConfirmSubscriptionResponse XML. Its CA and
+// the x-amz-sns-* headers and SNS's User-Agent, first without credentials and, once challenged (a 401
+// with `WWW-Authenticate: Basic realm=…`; "the client service must be able to support the HTTP/1.1 401
+// Unauthorized header response"), again with the subscription URL's credentials as HTTP Basic, and
+// answers GET ?Action=ConfirmSubscription with ConfirmSubscriptionResponse XML. Its CA and
 // certificates are made at start with the openssl CLI; the service under test trusts the CA through
 // NODE_EXTRA_CA_CERTS and the peer's host through SNS_TRUSTED_HOSTS=127.0.0.1.
 
@@ -28,8 +31,12 @@ export interface SnsPeer {
   signature(fields: Record<string, unknown>, version?: '1' | '2'): string;
   /** Rewrites a message text (byte for byte but the named fields' values), then signs it anew. */
   resign(text: string, replace?: Record<string, string>, version?: '1' | '2'): string;
-  /** POSTs a message text to `endpoint` (credentials in its userinfo) as SNS does; answers status and body. */
-  deliver(endpoint: string, text: string): Promise<{ status: number; body: string }>;
+  /**
+   * POSTs a message text to `endpoint` as SNS does: without credentials, then, if answered 401 with a
+   * Basic challenge, again with the URL's userinfo as HTTP Basic. Answers the last status and body, and
+   * the WWW-Authenticate lines of the last answer.
+   */
+  deliver(endpoint: string, text: string): Promise<{ status: number; body: string; challenges: string[] }>;
   close(): Promise<void>;
 }
 
@@ -53,6 +60,35 @@ export function replaceField(text: string, key: string, value: string): string {
 
 function openssl(dir: string, args: string[]) {
   execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+}
+
+/** One POST as SNS makes it; answers status, body and each WWW-Authenticate line apart. */
+function post(
+  target: string,
+  headers: Record<string, string>,
+  text: string,
+): Promise<{ status: number; body: string; challenges: string[] }> {
+  const send = target.startsWith('https:') ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const req = send(
+      target,
+      { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(text)) } },
+      (res: IncomingMessage) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            challenges: res.headersDistinct['www-authenticate'] ?? [],
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(text);
+  });
 }
 
 export async function startSnsPeer(): Promise<SnsPeer> {
@@ -180,7 +216,7 @@ export async function startSnsPeer(): Promise<SnsPeer> {
       out = replaceField(out, 'SignatureVersion', version);
       return replaceField(out, 'Signature', signature(JSON.parse(out) as Record<string, unknown>, version));
     },
-    deliver(endpoint, text) {
+    async deliver(endpoint, text) {
       const url = new URL(endpoint);
       const m = JSON.parse(text) as Record<string, string>;
       const headers: Record<string, string> = {
@@ -192,13 +228,18 @@ export async function startSnsPeer(): Promise<SnsPeer> {
       };
       if (m.Type !== 'SubscriptionConfirmation')
         headers['x-amz-sns-subscription-arn'] = `${m.TopicArn}:${randomUUID()}`;
-      if (url.username)
-        headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`).toString('base64')}`;
       const target = `${url.protocol}//${url.host}${url.pathname}${url.search}`;
-      return fetch(target, { method: 'POST', headers, body: text }).then(async (r) => ({
-        status: r.status,
-        body: await r.text(),
-      }));
+      const first = await post(target, headers, text);
+      // As SNS does: the URL's credentials go only in answer to a 401 that challenges for Basic with a
+      // realm (one challenge per WWW-Authenticate line, as a Java HTTP client reads them).
+      const challenged = first.challenges.some((c) => /^Basic\s+(?:.*[\s,])?realm=/i.test(c));
+      if (first.status !== 401 || !url.username || !challenged) return first;
+      const basic = `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}`;
+      return post(
+        target,
+        { ...headers, authorization: `Basic ${Buffer.from(basic).toString('base64')}` },
+        text,
+      );
     },
     async close() {
       server.closeAllConnections();

@@ -92,6 +92,28 @@ describe('HTTP Basic with the token as the password, wherever a bearer token is 
     );
   });
 
+  it('the alert route challenges for Basic too (Amazon SNS sends credentials only when challenged); others only for Bearer', async () => {
+    const a = await tenant();
+    const body = JSON.stringify({ title: 't', severity: 'low', source: 's' });
+    const bare = await call(url, 'POST', '/api/v1/triage/alerts', {
+      headers: { 'content-type': 'application/json' },
+      rawBody: body,
+    });
+    expect(bare.status, bare.text).toBe(401);
+    expect(bare.body.detail).toEqual(expect.any(String));
+    // Two WWW-Authenticate lines (fetch joins them): one challenge each, as a Java client reads them.
+    expect(bare.headers.get('www-authenticate')).toBe('Bearer, Basic realm="opsi", charset="UTF-8"');
+    const wrong = await send('opsi_' + 'x'.repeat(43), body);
+    expect(wrong.status).toBe(401);
+    expect(wrong.headers.get('www-authenticate')).toMatch(/Basic realm="opsi"/);
+    // Answering the challenge with the token as the Basic password is accepted.
+    expect((await send(a.rw, body)).status).toBe(202);
+    // A browser would answer a Basic challenge with its own login dialog: the console's routes never send one.
+    const me = await call(url, 'GET', '/api/v1/me', {});
+    expect(me.status).toBe(401);
+    expect(me.headers.get('www-authenticate')).toBe('Bearer');
+  });
+
   it('text/plain is read only as an SNS message (x-amz-sns-message-type); other routes keep their 415', async () => {
     const a = await tenant();
     const plain = await send(a.rw, JSON.stringify({ title: 't', severity: 'low', source: 's' }), {
@@ -117,6 +139,7 @@ describe('HTTP Basic with the token as the password, wherever a bearer token is 
 
 const SEVERITY: Record<string, string> = { critical: 'critical', warning: 'medium', info: 'info' };
 const real = realworldFiles('alertmanager');
+const snsCorpus = realworldFiles('sns');
 
 describe.skipIf(!!real.missing)(
   `the real Alertmanager and Grafana payloads of ../shared/realworld/alertmanager ${real.missing ?? ''}`,
@@ -148,6 +171,55 @@ describe.skipIf(!!real.missing)(
         for (const [id, status] of lastStatus) expect(listed.get(id).status, `event ${id}`).toBe(status);
       });
     }
+
+    it.skipIf(!!snsCorpus.missing)(
+      'Grafana resolved and CloudWatch OK, like Alertmanager resolved: the event resolved, one note on its incident',
+      async () => {
+        const a = await tenant();
+        // Grafana's contact point payload, its rule given a severity as users give it, firing now.
+        const grafana = JSON.parse(real.files.find((f) => f.name === 'bougou-grafana-alert.json')!.text);
+        grafana.alerts[0].labels.severity = 'critical';
+        grafana.alerts[0].startsAt = new Date().toISOString();
+        // A CloudWatch alarm as a relay posts it (../shared/realworld/sns), ALARM now, then OK.
+        const alarm = JSON.parse(
+          snsCorpus.files.find((f) => f.name === 'notifyslack-cloudwatch_alarm_bare_message.json')!.text,
+        );
+        alarm.StateChangeTime = new Date().toISOString();
+        const opened: any[] = [];
+        for (const fired of [grafana, alarm]) {
+          const res = await send(a.rw, JSON.stringify(fired));
+          expect(res.status, res.text).toBe(202);
+          expect(res.body.events[0].action).toBe('incident_opened');
+          opened.push(res.body.events[0]);
+        }
+        const grafanaResolved = structuredClone(grafana);
+        grafanaResolved.status = 'resolved';
+        grafanaResolved.state = 'ok';
+        grafanaResolved.alerts[0].status = 'resolved';
+        grafanaResolved.alerts[0].endsAt = new Date().toISOString();
+        const ok = {
+          ...alarm,
+          OldStateValue: 'ALARM',
+          NewStateValue: 'OK',
+          StateChangeTime: new Date().toISOString(),
+        };
+        for (const [n, resolved] of [grafanaResolved, ok].entries()) {
+          const res = await send(a.rw, JSON.stringify(resolved));
+          expect(res.status, res.text).toBe(202);
+          expect(res.body.events[0]).toMatchObject({ id: opened[n].id, incident_id: opened[n].incident_id });
+        }
+        const listed = await events(a.ro);
+        for (const [n, title] of ['CPU Usage High', 'Example'].entries()) {
+          expect(listed.find((e) => e.id === opened[n].id)).toMatchObject({ title, status: 'resolved' });
+          const timeline = await call(url, 'GET', `/api/v1/incidents/${opened[n].incident_id}/timeline`, {
+            token: a.ro,
+          });
+          const notes = timeline.body.events.filter((e: any) => e.kind === 'alert_resolved');
+          expect(notes, title).toHaveLength(1);
+          expect(notes[0].body).toContain(`${title} resolved`);
+        }
+      },
+    );
 
     it('zulip firing then resolved: the resolution marks the event resolved and notes it on the incident', async () => {
       const a = await tenant();

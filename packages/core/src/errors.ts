@@ -3,7 +3,7 @@ export class AppError extends Error {
   constructor(
     readonly status: number,
     readonly detail: string,
-    readonly headers: Record<string, string> = {},
+    readonly headers: Record<string, string | string[]> = {},
   ) {
     super(detail);
     this.name = new.target.name;
@@ -16,8 +16,15 @@ export class BadRequest extends AppError {
   }
 }
 export class Unauthorized extends AppError {
-  constructor(detail = 'Authentication required: send Authorization: Bearer <token>.') {
-    super(401, detail, { 'WWW-Authenticate': 'Bearer' });
+  /**
+   * `basic`: also challenge for HTTP Basic (a second `WWW-Authenticate` line), for the routes senders post
+   * to that send a URL's credentials only when challenged (Amazon SNS). Not on every route: a browser
+   * answers a Basic challenge with its own login dialog.
+   */
+  constructor(detail = 'Authentication required: send Authorization: Bearer <token>.', basic = false) {
+    super(401, detail, {
+      'WWW-Authenticate': basic ? ['Bearer', 'Basic realm="opsi", charset="UTF-8"'] : 'Bearer',
+    });
   }
 }
 export class Forbidden extends AppError {

@@ -3,7 +3,14 @@ import { Transform } from 'node:stream';
 import coBody from 'co-body';
 import type { Context } from 'koa';
 import type { z } from 'zod';
-import { AppError, BadRequest, NotFound, PayloadTooLarge, UnsupportedMediaType } from '@opsi/core';
+import {
+  AppError,
+  BadRequest,
+  NotFound,
+  PayloadTooLarge,
+  Unauthorized,
+  UnsupportedMediaType,
+} from '@opsi/core';
 import type { ApiDeps } from '../deps';
 import { LoginRedirect, assertOwnTenant, authenticate } from './authenticate';
 import { describeZodError } from './errors';
@@ -153,6 +160,10 @@ export function buildRouter(routes: RouteSpec[], deps: ApiDeps): Router {
           ctx.redirect(`/login?next=${encodeURIComponent(ctx.originalUrl)}`);
           return;
         }
+        // Amazon SNS posts without the subscription URL's credentials and sends them (as HTTP Basic) only
+        // after a 401 that challenges for Basic with a realm: the route it posts to says so.
+        if (e instanceof Unauthorized && route.bodyTypes?.includes('sns'))
+          throw new Unauthorized(e.detail, true);
         throw e;
       }
       const rawBody = await readBody(

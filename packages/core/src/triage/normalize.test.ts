@@ -51,3 +51,93 @@ describe.skipIf(!!real.missing)(
     });
   },
 );
+
+// The same for the real SNS messages of ../shared/realworld/sns: each Notification's alert (the Lambda
+// wrappers' SNS record posted as SNS posts it), with the resource its CloudWatch alarm names.
+const sns = realworldFiles('sns');
+const SNS_ALERTS: Record<string, [string, string, string, string, string | null] | 'not a notification'> = {
+  // S3's storage metrics list StorageType first: the bucket is the resource.
+  'alerta-cloudwatch_notification_ALARM.json': [
+    'cloudwatch',
+    'bucketbytesAlarm',
+    'high',
+    'firing',
+    'try.alerta.io',
+  ],
+  'alerta-cloudwatch_notification_INSUFFICIENT_DATA.json': [
+    'cloudwatch',
+    'notificationCountAlarm',
+    'info',
+    'firing',
+    'alerta-test',
+  ],
+  'alerta-cloudwatch_subscription_confirmation.json': 'not a notification',
+  'awsdocs-http-notification.json': ['sns', 'My First Message', 'medium', 'firing', null],
+  'awsdocs-http-subscription-confirmation.json': 'not a notification',
+  'awsdocs-http-unsubscribe-confirmation.json': 'not a notification',
+  'awslambdago-cloudwatch-alarm-multiple-metrics.json': [
+    'cloudwatch',
+    'EXAMPLE',
+    'high',
+    'firing',
+    'TestInstance',
+  ],
+  'awslambdago-cloudwatch-alarm-single-metric.json': [
+    'cloudwatch',
+    'EXAMPLE',
+    'high',
+    'firing',
+    'TestInstance',
+  ],
+  'notifyslack-cloudwatch_alarm_OK.json': ['cloudwatch', 'DBMigrationRequired', 'high', 'resolved', null],
+  'notifyslack-cloudwatch_alarm_bare_message.json': ['cloudwatch', 'Example', 'high', 'firing', null],
+  'springcloudaws-notificationMessage.json': ['sns', 'asdasd', 'medium', 'firing', null],
+  'springcloudaws-subscriptionConfirmation.json': 'not a notification',
+  'springcloudaws-unsubscribeConfirmation.json': 'not a notification',
+};
+
+describe.skipIf(!!sns.missing)(
+  `the alerts real SNS messages carry (../shared/realworld/sns) ${sns.missing ?? ''}`,
+  () => {
+    it('every file is known here; each Notification is one alert with its title, severity, status and resource', () => {
+      expect(sns.files.map((f) => f.name).sort()).toEqual(Object.keys(SNS_ALERTS).sort());
+      for (const { name, text } of sns.files) {
+        const body = JSON.parse(text);
+        const message = body.Records ? body.Records[0].Sns : body;
+        const want = SNS_ALERTS[name]!;
+        if (want === 'not a notification') {
+          expect(() => normalizeAlerts(message), name).toThrow(/Notification/);
+          continue;
+        }
+        expect(
+          normalizeAlerts(message).map((a) => [a.source, a.title, a.severity, a.status, a.resource]),
+          name,
+        ).toEqual([want]);
+      }
+    });
+
+    it('a naming dimension wins wherever it stands; qualifiers alone name nothing', () => {
+      const alarm = (Dimensions: Array<{ name: string; value: string }>) => ({
+        AlarmName: 'a',
+        NewStateValue: 'ALARM',
+        Trigger: { Namespace: 'AWS/X', MetricName: 'm', Dimensions },
+      });
+      const resource = (d: Array<{ name: string; value: string }>) => normalizeAlerts(alarm(d))[0]!.resource;
+      expect(
+        resource([
+          { name: 'TargetGroup', value: 'tg' },
+          { name: 'LoadBalancer', value: 'app/web/1' },
+        ]),
+      ).toBe('app/web/1');
+      expect(
+        resource([
+          { name: 'Stage', value: 'prod' },
+          { name: 'ApiName', value: 'orders' },
+        ]),
+      ).toBe('orders');
+      expect(resource([{ name: 'StorageType', value: 'StandardStorage' }])).toBeNull();
+      expect(resource([{ name: 'Custom', value: 'svc-1' }])).toBe('svc-1');
+      expect(resource([])).toBeNull();
+    });
+  },
+);

@@ -203,6 +203,58 @@ const CloudWatchAlarm = z.object({
 });
 type CloudWatchAlarm = z.infer<typeof CloudWatchAlarm>;
 
+/**
+ * CloudWatch dimensions that name the metric's resource (AWS's metric dimensions by namespace), most
+ * specific first. A dimension's place in the alarm says nothing: S3's storage metrics list
+ * `StorageType` before `BucketName`.
+ */
+const RESOURCE_DIMENSIONS = [
+  'InstanceId',
+  'DBInstanceIdentifier',
+  'DBClusterIdentifier',
+  'CacheClusterId',
+  'BucketName',
+  'FunctionName',
+  'TableName',
+  'QueueName',
+  'TopicName',
+  'StreamName',
+  'LoadBalancer',
+  'LoadBalancerName',
+  'TargetGroup',
+  'VolumeId',
+  'NatGatewayId',
+  'AutoScalingGroupName',
+  'ServiceName',
+  'ClusterName',
+  'DomainName',
+  'ApiName',
+  'ApiId',
+  'StateMachineArn',
+];
+/** Dimensions that qualify a metric and never name a resource. */
+const QUALIFIER_DIMENSIONS = new Set([
+  'StorageType',
+  'FilterId',
+  'Stage',
+  'Method',
+  'Resource',
+  'Role',
+  'EngineName',
+  'DatabaseClass',
+  'Currency',
+  'Operation',
+]);
+
+/** The dimension value that names the alarm's resource: a known naming dimension, else the first that is not a qualifier. */
+function resourceDimension(dimensions: Array<{ name: string; value: string }>): string | null {
+  for (const name of RESOURCE_DIMENSIONS) {
+    const d = dimensions.find((x) => x.name === name && x.value);
+    if (d) return d.value;
+  }
+  return dimensions.find((x) => x.value && !QUALIFIER_DIMENSIONS.has(x.name))?.value ?? null;
+}
+
 function cloudwatch(a: CloudWatchAlarm, fallbackAt: string): NormalizedAlert {
   const metric = a.Trigger?.Metrics?.find((m) => m.MetricStat)?.MetricStat?.Metric;
   const dimensions = a.Trigger?.Dimensions ?? metric?.Dimensions ?? [];
@@ -224,7 +276,7 @@ function cloudwatch(a: CloudWatchAlarm, fallbackAt: string): NormalizedAlert {
           ? 'critical'
           : 'high',
     fingerprint: hash(`cloudwatch|${a.AlarmArn ?? a.AlarmName}`),
-    resource: dimensions[0]?.value ?? null,
+    resource: resourceDimension(dimensions),
     labels,
     starts_at: iso(a.StateChangeTime, fallbackAt),
     ends_at: null,
