@@ -1,6 +1,7 @@
+import { MessageChannel } from 'node:worker_threads';
 import Piscina from 'piscina';
 import { AppError, PayloadTooLarge } from '../errors';
-import type { WorkerAnswer } from './parse.worker';
+import type { ParseTask, WorkerAnswer } from './parse.worker';
 import type { ParsedPlan } from './plan';
 
 /**
@@ -59,10 +60,21 @@ export async function parsePlanOffThread(
 ): Promise<ParsedPlan> {
   const pool = poolFor(limits);
   const abort = new AbortController();
-  const timer = setTimeout(() => abort.abort(), limits.timeoutMs);
+  // The limit counts from the moment the thread begins this parse: not a new thread's start (seconds
+  // for a cold one on a busy machine), nor the wait behind other plans for a free thread.
+  const { port1, port2 } = new MessageChannel();
+  let timer: NodeJS.Timeout | undefined;
+  port1.once('message', () => {
+    timer = setTimeout(() => abort.abort(), limits.timeoutMs);
+  });
+  const task: ParseTask = { input, started: port2 };
   let answer: WorkerAnswer;
   try {
-    answer = (await pool.run(input, { name: 'parseTask', signal: abort.signal })) as WorkerAnswer;
+    answer = (await pool.run(task, {
+      name: 'parseTask',
+      signal: abort.signal,
+      transferList: [port2],
+    })) as WorkerAnswer;
   } catch (e) {
     if (abort.signal.aborted)
       throw new Unprocessable(
@@ -75,6 +87,7 @@ export async function parsePlanOffThread(
     throw e;
   } finally {
     clearTimeout(timer);
+    port1.close();
   }
   if ('error' in answer) throw new AppError(answer.error.status, answer.error.detail);
   return answer.plan;

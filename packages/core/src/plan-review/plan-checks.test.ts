@@ -246,6 +246,195 @@ const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, u
     { enable_key_rotation: false, customer_master_key_spec: 'SYMMETRIC_DEFAULT' },
     { enable_key_rotation: false, customer_master_key_spec: 'RSA_2048' },
   ],
+  // KMS cannot rotate HMAC keys: none is asked to.
+  [
+    'security.kms_rotation_off',
+    'aws_kms_key',
+    { enable_key_rotation: false, key_usage: 'ENCRYPT_DECRYPT' },
+    { enable_key_rotation: false, customer_master_key_spec: 'HMAC_256', key_usage: 'GENERATE_VERIFY_MAC' },
+  ],
+  // Every other type a check names, one positive and one negative each.
+  [
+    'security.sg_all_ports_open',
+    'aws_default_security_group',
+    ingress({ protocol: 'tcp', from_port: 0, to_port: 65535 }),
+    ingress({ protocol: 'tcp', from_port: 0, to_port: 65535, self: true, cidr_blocks: [] }),
+  ],
+  [
+    'security.sg_rdp_open',
+    'aws_default_security_group',
+    ingress({ from_port: 3389, to_port: 3389, ipv6_cidr_blocks: ['::/0'], cidr_blocks: [] }),
+    ingress({ from_port: 3389, to_port: 3389, cidr_blocks: ['10.0.0.0/8'] }),
+  ],
+  [
+    'security.sg_rdp_open',
+    'aws_security_group_rule',
+    { type: 'ingress', cidr_blocks: ['0.0.0.0/0'], protocol: 'tcp', from_port: 3389, to_port: 3389 },
+    { type: 'egress', cidr_blocks: ['0.0.0.0/0'], protocol: 'tcp', from_port: 3389, to_port: 3389 },
+  ],
+  [
+    'security.s3_public_access_block_off',
+    'aws_s3_account_public_access_block',
+    {
+      block_public_acls: false,
+      block_public_policy: true,
+      ignore_public_acls: true,
+      restrict_public_buckets: true,
+    },
+    {
+      block_public_acls: true,
+      block_public_policy: true,
+      ignore_public_acls: true,
+      restrict_public_buckets: true,
+    },
+  ],
+  [
+    'security.rds_public',
+    'aws_dms_replication_instance',
+    { publicly_accessible: true },
+    { publicly_accessible: false },
+  ],
+  [
+    'security.rds_unencrypted',
+    'aws_neptune_cluster',
+    { storage_encrypted: false },
+    { storage_encrypted: true },
+  ],
+  [
+    'security.rds_unencrypted',
+    'aws_docdb_cluster',
+    { storage_encrypted: false },
+    { storage_encrypted: true },
+  ],
+  [
+    'security.rds_unencrypted',
+    'aws_db_cluster_snapshot',
+    { storage_encrypted: false },
+    { storage_encrypted: true },
+  ],
+  [
+    'security.rds_unencrypted',
+    'aws_neptune_cluster_snapshot',
+    { storage_encrypted: false },
+    { storage_encrypted: true },
+  ],
+  // Aurora Serverless v1 storage is always encrypted (CKV_AWS_96).
+  [
+    'security.rds_unencrypted',
+    'aws_rds_cluster',
+    { storage_encrypted: false, engine_mode: 'provisioned' },
+    { storage_encrypted: false, engine_mode: 'serverless' },
+  ],
+  [
+    'security.ebs_unencrypted',
+    'aws_launch_configuration',
+    { root_block_device: [{ encrypted: true }], ebs_block_device: [{ encrypted: false }] },
+    { root_block_device: [{ encrypted: true }], ebs_block_device: [{ encrypted: true }] },
+  ],
+  ['security.ebs_unencrypted', 'aws_ami_copy', { encrypted: false }, { encrypted: true }],
+  [
+    'security.ebs_unencrypted',
+    'aws_ami',
+    { ebs_block_device: [{ device_name: '/dev/xvda', encrypted: false }] },
+    { ebs_block_device: [{ device_name: '/dev/xvda', encrypted: false, snapshot_id: 'snap-1' }] },
+  ],
+  ['security.storage_unencrypted', 'aws_redshift_cluster', { encrypted: false }, { encrypted: true }],
+  [
+    'security.storage_unencrypted',
+    'aws_elasticsearch_domain',
+    { encrypt_at_rest: [{ enabled: false }] },
+    { encrypt_at_rest: [{ enabled: true }] },
+  ],
+  [
+    'security.storage_unencrypted',
+    'aws_opensearch_domain',
+    { encrypt_at_rest: [{ enabled: false, kms_key_id: '' }] },
+    { encrypt_at_rest: [{ enabled: true }] },
+  ],
+  [
+    'security.ec2_imdsv1',
+    'aws_launch_configuration',
+    { metadata_options: [{ http_endpoint: 'enabled', http_tokens: 'optional' }] },
+    { metadata_options: [{ http_endpoint: 'enabled', http_tokens: 'required' }] },
+  ],
+  [
+    'security.iam_admin_star',
+    'aws_iam_role_policy',
+    { policy: policy('*') },
+    { policy: policy('*', 'arn:aws:s3:::b/*') },
+  ],
+  [
+    'security.iam_admin_star',
+    'aws_iam_user_policy',
+    { policy: policy(['s3:GetObject', '*']) },
+    { policy: policy(['s3:GetObject']) },
+  ],
+  [
+    'security.iam_admin_star',
+    'aws_iam_group_policy',
+    { policy: policy('*', ['arn:aws:s3:::b', '*']) },
+    { policy: JSON.stringify({ Statement: [{ Effect: 'Deny', Action: '*', Resource: '*' }] }) },
+  ],
+  [
+    'security.iam_admin_star',
+    'aws_ssoadmin_permission_set_inline_policy',
+    { inline_policy: policy('*') },
+    { inline_policy: policy('ec2:Describe*') },
+  ],
+  [
+    'security.iam_service_star',
+    'aws_iam_policy',
+    { policy: policy('iam:*') },
+    { policy: policy('iam:Get*') },
+  ],
+  [
+    'security.iam_service_star',
+    'aws_iam_group_policy',
+    { policy: policy(['kms:*']) },
+    { policy: policy(['kms:*'], 'arn:aws:kms:eu-west-1:1:key/k') },
+  ],
+  [
+    'security.iam_service_star',
+    'aws_iam_role',
+    { inline_policy: [{ name: 'x', policy: policy('dynamodb:*') }] },
+    { inline_policy: [{ name: 'x', policy: policy('dynamodb:GetItem') }] },
+  ],
+  [
+    'security.iam_service_star',
+    'aws_ssoadmin_permission_set_inline_policy',
+    { inline_policy: policy('s3:*') },
+    { inline_policy: policy('s3:*', 'arn:aws:s3:::b/*') },
+  ],
+  [
+    'security.iam_star_action',
+    'aws_iam_policy',
+    { policy: policy('*', 'arn:aws:s3:::b/*') },
+    { policy: policy('s3:*', 'arn:aws:s3:::b/*') },
+  ],
+  [
+    'security.iam_star_action',
+    'aws_iam_role_policy',
+    { policy: policy(['*'], ['arn:aws:sqs:eu-west-1:1:q']) },
+    { policy: policy(['sqs:SendMessage'], ['arn:aws:sqs:eu-west-1:1:q']) },
+  ],
+  [
+    'security.iam_star_action',
+    'aws_iam_user_policy',
+    { policy: policy('*', 'arn:aws:s3:::b') },
+    { policy: JSON.stringify({ Statement: [{ Effect: 'Deny', Action: '*', Resource: 'arn:aws:s3:::b' }] }) },
+  ],
+  [
+    'security.iam_star_action',
+    'aws_iam_role',
+    { inline_policy: [{ name: 'x', policy: policy('*', 'arn:aws:s3:::b') }] },
+    { inline_policy: [{ name: 'x', policy: policy('s3:ListBucket', 'arn:aws:s3:::b') }] },
+  ],
+  [
+    'security.iam_star_action',
+    'aws_ssoadmin_permission_set_inline_policy',
+    { inline_policy: policy('*', 'arn:aws:s3:::b') },
+    { inline_policy: policy('s3:ListBucket', 'arn:aws:s3:::b') },
+  ],
 ];
 
 const ids = (type: string, after: Record<string, unknown>) =>
@@ -258,11 +447,12 @@ describe('plan checks: a positive and a negative fixture for each', () => {
   });
 
   it('every check and every type it names has fixtures', () => {
-    for (const c of PLAN_CHECKS)
-      expect(
-        FIXTURES.some(([id]) => id === c.checkId),
-        c.checkId,
-      ).toBe(true);
+    const missing = PLAN_CHECKS.flatMap((c) =>
+      c.types
+        .filter((type) => !FIXTURES.some(([id, t]) => id === c.checkId && t === type))
+        .map((type) => `${c.checkId} on ${type}`),
+    );
+    expect(missing).toEqual([]);
   });
 
   it('all ports is not also reported as SSH; a service wildcard is not reported when "*" is', () => {
@@ -283,6 +473,24 @@ describe('plan checks: a positive and a negative fixture for each', () => {
     ]);
     expect(both('aws_db_instance', { engine: 'mysql' })).toEqual([[], ['security.rds_unencrypted']]);
     expect(both('aws_kms_key', { description: 'k' })).toEqual([[], ['security.kms_rotation_off']]);
+    // Checkov's value checks fail a missing setting: a snapshot, a cluster, a domain, a public access block.
+    expect(both('aws_neptune_cluster_snapshot', { db_cluster_identifier: 'n' })).toEqual([
+      [],
+      ['security.rds_unencrypted'],
+    ]);
+    expect(both('aws_elasticache_replication_group', { engine: 'redis' })).toEqual([
+      [],
+      ['security.storage_unencrypted'],
+    ]);
+    expect(both('aws_elasticsearch_domain', { domain_name: 'd' })).toEqual([
+      [],
+      ['security.storage_unencrypted'],
+    ]);
+    expect(both('aws_s3_bucket_public_access_block', { bucket: 'b', block_public_acls: true })).toEqual([
+      [],
+      ['security.s3_public_access_block_off'],
+    ]);
+    expect(both('aws_redshift_cluster', { encrypted: true })).toEqual([[], ['security.rds_public']]);
     expect(
       failedPlanChecks(
         'aws_instance',

@@ -148,12 +148,24 @@ const wildcardOnStar = (services: boolean) => (s: Values) =>
 const starAction = (s: Values) => allows(s) && strings(s.Action).includes('*');
 
 const POLICY_TYPES = ['aws_iam_policy', 'aws_iam_role_policy', 'aws_iam_user_policy', 'aws_iam_group_policy'];
+/** IAM Identity Center's permission set: its policy document is the string `inline_policy` (CKV_AWS_62, 63). */
+const SSO_INLINE = 'aws_ssoadmin_permission_set_inline_policy';
+const IAM_TYPES = [...POLICY_TYPES, SSO_INLINE, 'aws_iam_role'];
 const policiesOf = (after: Values, type: string): unknown[] =>
   type === 'aws_iam_role'
     ? records(after.inline_policy).map((p) => p.policy)
-    : POLICY_TYPES.includes(type)
-      ? [after.policy]
-      : [];
+    : type === SSO_INLINE
+      ? [after.inline_policy]
+      : POLICY_TYPES.includes(type)
+        ? [after.policy]
+        : [];
+
+/**
+ * A setting that must be `true`: `false` fails, and so does a missing value where the after-state is
+ * complete (Checkov's value checks fail a missing attribute; in a complete after-state it is one
+ * Terraform knows only after apply).
+ */
+const notTrue = (v: unknown, ctx: PlanCheckContext) => v === false || (ctx.complete && v !== true);
 
 /** A block device not encrypted and not made from a snapshot (whose encryption it inherits). */
 const unencryptedIn = (v: unknown) => records(v).some((x) => x.encrypted === false && !x.snapshot_id);
@@ -199,9 +211,10 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'S3 public access block turned off',
     severity: 'medium',
     checkov: ['CKV_AWS_53', 'CKV_AWS_54', 'CKV_AWS_55', 'CKV_AWS_56'],
-    test: (after) =>
+    // CKV_AWS_53-56: each setting must be true; a missing one fails (the provider's default is false).
+    test: (after, _type, ctx) =>
       ['block_public_acls', 'block_public_policy', 'ignore_public_acls', 'restrict_public_buckets'].some(
-        (k) => after[k] === false,
+        (k) => notTrue(after[k], ctx),
       ),
   },
   {
@@ -216,17 +229,29 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'Database publicly accessible',
     severity: 'high',
     checkov: ['CKV_AWS_17', 'CKV_AWS_87', 'CKV_AWS_89'],
-    test: (after) => after.publicly_accessible === true,
+    // CKV_AWS_87 expects Redshift's `false` (a missing value fails); the others forbid `true`.
+    test: (after, type, ctx) =>
+      after.publicly_accessible === true ||
+      (type === 'aws_redshift_cluster' && ctx.complete && after.publicly_accessible !== false),
   },
   {
     checkId: 'security.rds_unencrypted',
     domain: 'security',
-    types: ['aws_db_instance', 'aws_rds_cluster'],
+    types: [
+      'aws_db_instance',
+      'aws_rds_cluster',
+      'aws_neptune_cluster',
+      'aws_docdb_cluster',
+      'aws_db_cluster_snapshot',
+      'aws_neptune_cluster_snapshot',
+    ],
     title: 'Database storage not encrypted',
     severity: 'medium',
-    checkov: ['CKV_AWS_16', 'CKV_AWS_96'],
-    test: (after, _type, ctx) =>
-      after.storage_encrypted === false || (ctx.complete && after.storage_encrypted !== true),
+    checkov: ['CKV_AWS_16', 'CKV_AWS_96', 'CKV_AWS_44', 'CKV_AWS_74', 'CKV_AWS_146', 'CKV_AWS_279'],
+    test: (after, type, ctx) =>
+      // Aurora Serverless (v1) storage is always encrypted (CKV_AWS_96).
+      !(type === 'aws_rds_cluster' && after.engine_mode === 'serverless') &&
+      notTrue(after.storage_encrypted, ctx),
   },
   {
     checkId: 'security.ebs_unencrypted',
@@ -238,14 +263,19 @@ export const PLAN_CHECKS: PlanCheck[] = [
       'aws_instance',
       'aws_launch_configuration',
       'aws_launch_template',
+      'aws_ami',
+      'aws_ami_copy',
     ],
     title: 'Block storage not encrypted',
     severity: 'medium',
-    checkov: ['CKV_AWS_3', 'CKV_AWS_8', 'CKV_AWS_106'],
+    checkov: ['CKV_AWS_3', 'CKV_AWS_8', 'CKV_AWS_106', 'CKV_AWS_204', 'CKV_AWS_235'],
     test: (after, type, ctx) => {
       if (type === 'aws_ebs_encryption_by_default') return after.enabled === false;
-      if (type === 'aws_ebs_volume' || type === 'aws_ebs_snapshot_copy')
-        return after.encrypted === false || (ctx.complete && after.encrypted !== true);
+      if (type === 'aws_ebs_volume' || type === 'aws_ebs_snapshot_copy' || type === 'aws_ami_copy')
+        return notTrue(after.encrypted, ctx);
+      // CKV_AWS_204: an image's device not made from a snapshot must say it is encrypted.
+      if (type === 'aws_ami')
+        return records(after.ebs_block_device).some((d) => !d.snapshot_id && notTrue(d.encrypted, ctx));
       if (type === 'aws_launch_template')
         return records(after.block_device_mappings).some((m) => unencryptedIn(m.ebs));
       // CKV_AWS_8: no root device in the after-state fails too (its encryption is the default's).
@@ -253,14 +283,28 @@ export const PLAN_CHECKS: PlanCheck[] = [
       return unencryptedIn(after.root_block_device) || unencryptedIn(after.ebs_block_device);
     },
   },
+  // No S3 check: every bucket is encrypted (SSE-S3) since January 2023 and no setting turns it off.
+  // Checkov's CKV_AWS_19 passes a bucket without an encryption configuration and fails only an algorithm
+  // other than AES256 or aws:kms, i.e. aws:kms:dsse, which is encrypted twice.
   {
     checkId: 'security.storage_unencrypted',
     domain: 'security',
-    types: ['aws_efs_file_system', 'aws_redshift_cluster', 'aws_elasticache_replication_group'],
+    types: [
+      'aws_efs_file_system',
+      'aws_redshift_cluster',
+      'aws_elasticache_replication_group',
+      'aws_elasticsearch_domain',
+      'aws_opensearch_domain',
+    ],
     title: 'Storage not encrypted at rest',
     severity: 'medium',
-    checkov: ['CKV_AWS_42', 'CKV_AWS_64', 'CKV_AWS_29'],
-    test: (after) => after.encrypted === false || after.at_rest_encryption_enabled === false,
+    checkov: ['CKV_AWS_42', 'CKV_AWS_64', 'CKV_AWS_29', 'CKV_AWS_5'],
+    test: (after, type, ctx) => {
+      if (type === 'aws_elasticache_replication_group') return notTrue(after.at_rest_encryption_enabled, ctx);
+      if (type === 'aws_elasticsearch_domain' || type === 'aws_opensearch_domain')
+        return notTrue(records(after.encrypt_at_rest)[0]?.enabled, ctx);
+      return notTrue(after.encrypted, ctx);
+    },
   },
   {
     checkId: 'security.ec2_imdsv1',
@@ -281,7 +325,7 @@ export const PLAN_CHECKS: PlanCheck[] = [
   {
     checkId: 'security.iam_admin_star',
     domain: 'security',
-    types: [...POLICY_TYPES, 'aws_iam_role'],
+    types: IAM_TYPES,
     title: 'Policy allows every action on every resource',
     severity: 'critical',
     checkov: ['CKV_AWS_62', 'CKV_AWS_63', 'CKV_AWS_1'],
@@ -290,7 +334,7 @@ export const PLAN_CHECKS: PlanCheck[] = [
   {
     checkId: 'security.iam_service_star',
     domain: 'security',
-    types: [...POLICY_TYPES, 'aws_iam_role'],
+    types: IAM_TYPES,
     title: 'Policy allows every action of a service ("s3:*") on every resource',
     severity: 'high',
     checkov: ['CKV_AWS_289', 'CKV_AWS_290', 'CKV_AWS_355'],
@@ -302,7 +346,7 @@ export const PLAN_CHECKS: PlanCheck[] = [
   {
     checkId: 'security.iam_star_action',
     domain: 'security',
-    types: [...POLICY_TYPES, 'aws_iam_role'],
+    types: IAM_TYPES,
     title: 'Policy allows every action ("*") on some resources',
     severity: 'high',
     checkov: ['CKV_AWS_63'],
@@ -317,7 +361,7 @@ export const PLAN_CHECKS: PlanCheck[] = [
     types: ['aws_cloudtrail'],
     title: 'CloudTrail logging turned off',
     severity: 'high',
-    checkov: ['CKV_AWS_36', 'CKV_AWS_67'],
+    checkov: ['CKV_AWS_251'],
     test: (after) => after.enable_logging === false,
   },
   {
@@ -327,11 +371,11 @@ export const PLAN_CHECKS: PlanCheck[] = [
     title: 'KMS key without automatic rotation',
     severity: 'medium',
     checkov: ['CKV_AWS_7'],
-    // Rotation applies to symmetric and HMAC keys only (as Checkov reads it).
+    // KMS rotates symmetric encryption keys only; asymmetric and HMAC keys cannot be rotated. Checkov
+    // (CKV_AWS_7) asks the spec list for an exact 'HMAC', which no real spec (HMAC_256, ...) is.
     test: (after, _type, ctx) =>
-      after.enable_key_rotation !== true &&
-      (ctx.complete || 'enable_key_rotation' in after) &&
-      /SYMMETRIC_DEFAULT|HMAC/.test(String(after.customer_master_key_spec ?? 'SYMMETRIC_DEFAULT')),
+      notTrue(after.enable_key_rotation, ctx) &&
+      String(after.customer_master_key_spec ?? 'SYMMETRIC_DEFAULT') === 'SYMMETRIC_DEFAULT',
   },
 ];
 
