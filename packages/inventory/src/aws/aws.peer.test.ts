@@ -369,6 +369,95 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(inv.unread).toEqual([]);
   });
 
+  it('leaves out only the detail a per-item refusal covers: one user, one role, one policy, one load balancer', async () => {
+    // Jackie's access keys and MFA devices, one role's attached policies, every inline role policy and
+    // policy version, the load balancers' tags and target health: each denied on its own.
+    peer.fail({ service: 'iam', action: 'ListAccessKeys', item: 'Jackie', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'ListMFADevices', item: 'Jackie', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'ListAttachedRolePolicies', item: 'SDBAccess', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'GetRolePolicy', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'GetPolicyVersion', ...DENIED.iam! });
+    peer.fail({ service: 'elasticloadbalancing', action: 'DescribeTags', code: 'AccessDenied', status: 400 });
+    peer.fail({
+      service: 'elasticloadbalancing',
+      action: 'DescribeTargetHealth',
+      code: 'AccessDenied',
+      status: 400,
+    });
+    const inv = await collect();
+    const { get, ofType } = index(inv);
+    const user = (name: string) =>
+      get(`arn:aws:iam::123456789012:user/division_abc/subdivision_xyz/engineering/${name}`);
+
+    // Both users are there; Jackie's keys and MFA are unknown, not "none", and Andrew's are read.
+    expect(user('Jackie').attributes).toMatchObject({
+      password_enabled: false,
+      mfa_active: null,
+      mfa_devices: null,
+      access_key_count: null,
+      unreadable: ['ListAccessKeys', 'ListMFADevices'],
+    });
+    expect(user('Andrew').attributes).toMatchObject({
+      mfa_active: false,
+      access_key_count: 2,
+      unreadable: [],
+    });
+    expect(
+      ofType('aws_iam_access_key')
+        .map((k) => k.attributes.user_name)
+        .sort(),
+    ).toEqual(['Andrew', 'Andrew']);
+
+    // Both roles are there: one without its attached policies, the other with its inline policy's
+    // document unknown (null) rather than empty.
+    expect(ofType('aws_iam_role')).toHaveLength(2);
+    const s3Access = get('arn:aws:iam::123456789012:role/application_abc/component_xyz/S3Access');
+    expect(s3Access.attributes.inline_policies).toEqual([
+      { policy_name: 'ExamplePolicy', policy_document: null },
+    ]);
+    expect(s3Access.attributes.unreadable).toEqual(['GetRolePolicy']);
+    const sdb = ofType('aws_iam_role').find((r) => r.nativeId === 'SDBAccess')!;
+    expect(sdb.attributes).toMatchObject({
+      attached_policies: null,
+      unreadable: ['GetRolePolicy', 'ListAttachedRolePolicies'],
+    });
+    expect(get('arn:aws:iam::123456789012:policy/AWSCloudTrailAccessPolicy').attributes).toMatchObject({
+      policy_document: null,
+      unreadable: ['GetPolicyVersion'],
+    });
+
+    // The load balancer and its target group are there, their tags and targets unknown.
+    const lb = get(
+      'arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/my-load-balancer/50dc6c495c0c9188',
+    );
+    expect(lb.attributes).toMatchObject({ scheme: 'internet-facing', unreadable: ['DescribeTags'] });
+    expect(lb.attributes.listeners).not.toBeNull();
+    const [tg] = ofType('aws_ec2_target_group');
+    expect(tg?.attributes).toMatchObject({
+      target_health_descriptions: null,
+      unreadable: ['DescribeTags', 'DescribeTargetHealth'],
+    });
+
+    // Only the access keys are kept as they were: every other type was read.
+    expect(inv.unread).toEqual([{ region: 'global', types: ['aws_iam_access_key'] }]);
+    expect(inv.warnings!.map((w) => `${w.action}@${w.region}`)).toEqual([
+      'elasticloadbalancing:DescribeTags@us-west-2',
+      'elasticloadbalancing:DescribeTargetHealth@us-west-2',
+      'iam:GetPolicyVersion@global',
+      'iam:GetRolePolicy@global',
+      'iam:ListAccessKeys@global',
+      'iam:ListAttachedRolePolicies@global',
+      'iam:ListMFADevices@global',
+    ]);
+  });
+
+  it("keeps the buckets it held when a bucket's location may not be read", async () => {
+    peer.fail({ service: 's3', action: 'GetBucketLocation', ...DENIED.s3! });
+    const inv = await collect();
+    expect(inv.unread).toEqual([{ region: '*', types: ['aws_s3_bucket'] }]);
+    expect(inv.warnings!.map((w) => w.action)).toEqual(['s3:GetBucketLocation']);
+  });
+
   it('skips a region the account has not enabled, with a warning, and reads the others', async () => {
     const optIn = 'ap-east-1';
     peer.fail({ service: 'ec2', region: optIn, code: 'OptInRequired', status: 401 });
@@ -449,21 +538,17 @@ describe('AWS connector against recorded AWS answers', () => {
   });
 
   it('leaves no request retrying after the sync ended', async () => {
-    // ELB's target groups are throttled while its load balancers are refused: the task ends refused
-    // with DescribeTargetGroups backing off (at most 1 s before its first retry), and the sync then
-    // fails reading nothing. That retry must not reach AWS after the sync, into the next one's throttles.
+    // ELB's target groups are throttled while Auto Scaling fails outright: the sync fails with
+    // DescribeTargetGroups backing off (at most 1 s before its first retry). That retry must not reach
+    // AWS after the sync, into the next one's throttles.
     peer.fail({
       service: 'elasticloadbalancing',
       action: 'DescribeTargetGroups',
       code: 'Throttling',
       status: 400,
     });
-    for (const [service, denial] of Object.entries(DENIED)) peer.fail({ service, ...denial });
-    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
-      peer.fail({ service, code: 'AccessDenied', status: 403 });
-    for (const service of ['dynamodb', 'logs'])
-      peer.fail({ service, code: 'AccessDeniedException', status: 400 });
-    await expect(collect()).rejects.toThrow(/may read nothing/);
+    peer.fail({ service: 'autoscaling', code: 'ValidationError', status: 400 });
+    await expect(collect()).rejects.toThrow(/autoscaling in us-west-2: ValidationError/);
     const sent = peer.count('elasticloadbalancing', 'DescribeTargetGroups');
     expect(sent).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 2500));
