@@ -449,14 +449,24 @@ describe('AWS connector against recorded AWS answers', () => {
       'iam:ListAttachedRolePolicies@global',
       'iam:ListMFADevices@global',
     ]);
-  });
+  }, 30_000);
+
+  it('keeps the trails, their tags unknown, when CloudTrail refuses ListTags', async () => {
+    // The recorded trails' home region is us-east-1: their tags are listed from there.
+    peer.fail({ service: 'cloudtrail', action: 'ListTags', ...DENIED.cloudtrail! });
+    const inv = await collect({ regions: ['us-east-1'] });
+    const trail = index(inv).get('arn:aws:cloudtrail:us-east-1:123456789012:trail/Trail1');
+    expect(trail).toMatchObject({ tags: {}, attributes: { is_logging: true, unreadable: ['ListTags'] } });
+    expect(inv.unread).toEqual([]);
+    expect(inv.warnings!.map((w) => `${w.action}@${w.region}`)).toEqual(['cloudtrail:ListTags@us-east-1']);
+  }, 30_000);
 
   it("keeps the buckets it held when a bucket's location may not be read", async () => {
     peer.fail({ service: 's3', action: 'GetBucketLocation', ...DENIED.s3! });
     const inv = await collect();
     expect(inv.unread).toEqual([{ region: '*', types: ['aws_s3_bucket'] }]);
     expect(inv.warnings!.map((w) => w.action)).toEqual(['s3:GetBucketLocation']);
-  });
+  }, 30_000);
 
   it('skips a region the account has not enabled, with a warning, and reads the others', async () => {
     const optIn = 'ap-east-1';
