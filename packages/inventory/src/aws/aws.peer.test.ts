@@ -471,24 +471,28 @@ describe('AWS connector against recorded AWS answers', { timeout: 30_000 }, () =
     expect(inv.warnings!.map((w) => w.action)).toEqual(['s3:GetBucketLocation']);
   }, 30_000);
 
-  it('skips a region the account has not enabled, with a warning, and reads the others', async () => {
-    const optIn = 'ap-east-1';
-    peer.fail({ service: 'ec2', region: optIn, code: 'OptInRequired', status: 401 });
-    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
-      peer.fail({ service, region: optIn, code: 'InvalidClientTokenId', status: 403 });
-    for (const service of ['dynamodb', 'monitoring', 'cloudtrail', 'logs'])
-      peer.fail({ service, region: optIn, code: 'UnrecognizedClientException', status: 400 });
-    const inv = await collect({ regions: [REGION, optIn] });
-    expect(index(inv).ofType('aws_ec2_instance')).toHaveLength(2);
-    expect(new Set(inv.warnings!.map((w) => w.region))).toEqual(new Set([optIn]));
-    expect(inv.warnings!.find((w) => w.service === 'ec2')).toMatchObject({ code: 'OptInRequired' });
-    expect(inv.unread!.every((u) => u.region === optIn)).toBe(true);
-    // One scope for the region, every type a call of it would have added.
-    expect(inv.unread).toHaveLength(1);
-    expect(inv.unread![0]!.types).toEqual(
-      expect.arrayContaining(['aws_ec2_instance', 'aws_vpc_security_group', 'aws_cloudwatch_log_group']),
-    );
-  });
+  // EC2 answers a region the account has not opted in to with OptInRequired, or AuthFailure.
+  it.each(['OptInRequired', 'AuthFailure'])(
+    'skips a region the account has not enabled (EC2 %s), with a warning, and reads the others',
+    async (code) => {
+      const optIn = 'ap-east-1';
+      peer.fail({ service: 'ec2', region: optIn, code, status: 401 });
+      for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
+        peer.fail({ service, region: optIn, code: 'InvalidClientTokenId', status: 403 });
+      for (const service of ['dynamodb', 'monitoring', 'cloudtrail', 'logs'])
+        peer.fail({ service, region: optIn, code: 'UnrecognizedClientException', status: 400 });
+      const inv = await collect({ regions: [REGION, optIn] });
+      expect(index(inv).ofType('aws_ec2_instance')).toHaveLength(2);
+      expect(new Set(inv.warnings!.map((w) => w.region))).toEqual(new Set([optIn]));
+      expect(inv.warnings!.find((w) => w.service === 'ec2')).toMatchObject({ code });
+      expect(inv.unread!.every((u) => u.region === optIn)).toBe(true);
+      // One scope for the region, every type a call of it would have added.
+      expect(inv.unread).toHaveLength(1);
+      expect(inv.unread![0]!.types).toEqual(
+        expect.arrayContaining(['aws_ec2_instance', 'aws_vpc_security_group', 'aws_cloudwatch_log_group']),
+      );
+    },
+  );
 
   it('completes partial with what EC2 answers when it refuses its other calls, counting 503 throttles', async () => {
     // EC2 answers DescribeInstances, DescribeVolumes and DescribeSecurityGroups only (the first and a
