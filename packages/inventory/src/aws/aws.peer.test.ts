@@ -72,6 +72,8 @@ describe('AWS connector against recorded AWS answers', { timeout: 30_000 }, () =
     expect(pages('s3', 'ListBuckets')).toEqual([null, 'page-2']);
     expect(pages('rds', 'DescribeDBInstances')).toEqual([null, 'page-2']);
     expect(pages('iam', 'ListRoles')).toEqual([null, 'page-2']);
+    expect(pages('iam', 'ListInstanceProfiles')).toEqual([null, 'page-2']);
+    expect(pages('ec2', 'DescribeSecurityGroups')).toEqual([null, 'page-2']);
     expect(pages('rds', 'DescribeDBSnapshots')).toEqual([null, 'page-2']);
     expect(pages('dynamodb', 'ListTables')).toEqual([null, 'ProductCatalog']);
 
