@@ -93,6 +93,8 @@ export interface PeerFault {
   service: string;
   action?: string;
   region?: string;
+  /** Only requests about this item (a per-item call's `@item`: the user, role, bucket, ARN's last part). */
+  item?: string;
   code: string;
   status: number;
   message?: string;
@@ -253,6 +255,7 @@ function wireAnswer(req: PeerRequest, faults: PeerFault[]): Recording {
       f.service === req.service &&
       (!f.action || f.action === req.action) &&
       (!f.region || f.region === req.region) &&
+      (!f.item || f.item === req.item) &&
       (f.times === undefined || f.times > 0),
   );
   if (fault) {

@@ -15,7 +15,7 @@ import {
 /**
  * F9 — idle load balancers (ALB/NLB/GWLB): no target group references the load balancer (neither the
  * balancer's `target_group_arns` nor any target group's `load_balancer_arns`), or every target group it
- * has is in the inventory and none has a healthy target. Deleting it saves its hourly price × 730
+ * has is in the inventory, its targets read (not denied), and none has a healthy target. Deleting it saves its hourly price × 730
  * (ALB/NLB $0.0225/h = $16.43/month, LCUs aside). (thrifty `ec2_application_lb_unused`,
  * `ec2_network_lb_unused`, `ec2_gateway_lb_unused`; CloudQuery `unused_load_balancers.sql`)
  */
@@ -45,11 +45,13 @@ export const elbIdle: Detector = {
     per_lb as (
       select refs.lb_arn,
              count(*)::int as target_groups,
-             count(tgs.arn)::int as known_target_groups,
-             coalesce(sum(jsonb_array_length(coalesce(tgs.attributes->'target_health_descriptions', '[]'::jsonb))), 0)::int
+             -- A target group whose health could not be read (null) is not known to be empty.
+             count(tgs.arn) filter (where jsonb_typeof(tgs.attributes->'target_health_descriptions') is distinct from 'null')::int
+               as known_target_groups,
+             coalesce(sum(jsonb_array_length((case jsonb_typeof(tgs.attributes->'target_health_descriptions') when 'array' then tgs.attributes->'target_health_descriptions' else '[]'::jsonb end))), 0)::int
                as targets,
              coalesce(sum((select count(*) from jsonb_array_elements(
-                               coalesce(tgs.attributes->'target_health_descriptions', '[]'::jsonb)) d
+                               (case jsonb_typeof(tgs.attributes->'target_health_descriptions') when 'array' then tgs.attributes->'target_health_descriptions' else '[]'::jsonb end)) d
                            where d->'target_health'->>'state' = 'healthy')), 0)::int as healthy_targets
       from refs
       left join tgs on tgs.arn = refs.tg_arn

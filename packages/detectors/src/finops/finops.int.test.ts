@@ -532,4 +532,35 @@ describe('the branches the seeded demo does not reach', () => {
     expect(findings.filter((f) => f.check_id === 'finops.nat_unused')).toHaveLength(2);
     expect(findings.filter((f) => f.check_id === 'finops.elb_idle')).toHaveLength(2);
   });
+
+  it('call no load balancer idle whose target health could not be read (denied)', async () => {
+    const other = await createTenantWithUser(t);
+    await syncDemo(t.db, other.tenant.id);
+    const tenant = other.tenant.id;
+    const tg = await t.db
+      .selectFrom('resources')
+      .select(['arn', 'attributes'])
+      .where('tenant_id', '=', tenant)
+      .where('type', '=', 'aws_ec2_target_group')
+      .where('name', '=', 'checkout-tg')
+      .executeTakeFirstOrThrow();
+    // What the AWS connector records when DescribeTargetHealth is denied: the targets unknown.
+    const attributes = {
+      ...(tg.attributes as object),
+      target_health_descriptions: null,
+      unreadable: ['DescribeTargetHealth'],
+    };
+    await t.db
+      .updateTable('resources')
+      .set({ attributes: JSON.stringify(attributes) })
+      .where('tenant_id', '=', tenant)
+      .where('arn', '=', tg.arn)
+      .execute();
+    const run = await runDetectors(t.db, tenant, FINOPS_DETECTORS);
+    expect(run.failedQueries).toBe(0);
+    const idle = (await findingsOf(tenant)).filter((f) => f.check_id === 'finops.elb_idle');
+    expect(idle.flatMap((f) => names(f))).not.toContain('checkout-alb');
+    // The seeded idle one (no target group at all) is still found.
+    expect(idle.flatMap((f) => names(f))).toContain('old-marketing-alb');
+  });
 });

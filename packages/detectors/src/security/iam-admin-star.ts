@@ -29,7 +29,7 @@ export const iamAdminStar: Detector = {
     with documents as (
       select r.arn, r.type, r.native_id, r.name, r.account_id, r.region, p->>'policy_name' as policy_name,
              coalesce(p->'policy', p->'policy_document') as document
-      from resources r, jsonb_array_elements(coalesce(r.attributes->'inline_policies', '[]'::jsonb)) as p
+      from resources r, jsonb_array_elements(${asArray(`r.attributes->'inline_policies'`)}) as p
       where r.type in ('aws_iam_role', 'aws_iam_user') and r.deleted_at is null
       union all
       select r.arn, r.type, r.native_id, r.name, r.account_id, r.region, r.name,

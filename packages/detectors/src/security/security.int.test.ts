@@ -479,3 +479,49 @@ describe('port containment and protocol semantics, on hand-made security groups'
     expect(await roots(toxicExposedInstanceSensitiveData)).toEqual(['i-toxic-getstar', 'i-toxic-prefix']);
   });
 });
+
+describe('security detectors, over details the AWS connector could not read', () => {
+  it('conclude nothing from a denied read, and no query fails on its nulls', async () => {
+    const m = await createTenantWithUser(t);
+    await syncDemo(t.db, m.tenant.id);
+    const tenant = m.tenant.id;
+    const set = async (
+      type: string,
+      where: (a: Record<string, unknown>, name: string) => boolean,
+      patch: object,
+    ) => {
+      const rows = await t.db
+        .selectFrom('resources')
+        .select(['arn', 'name', 'attributes'])
+        .where('tenant_id', '=', tenant)
+        .where('type', '=', type)
+        .execute();
+      for (const r of rows.filter((r) => where(r.attributes as Record<string, unknown>, r.name ?? '')))
+        await t.db
+          .updateTable('resources')
+          .set({ attributes: JSON.stringify({ ...(r.attributes as object), ...patch }) })
+          .where('tenant_id', '=', tenant)
+          .where('arn', '=', r.arn)
+          .execute();
+      return rows.length;
+    };
+    // What the connector records when ListMFADevices is denied for bob, and the roles' inline
+    // policies may not be listed: unknown (null), named in `unreadable`.
+    await set('aws_iam_user', (_a, name) => name === 'bob', {
+      // The demo writes mfa_enabled; the connector writes mfa_active only.
+      mfa_enabled: null,
+      mfa_active: null,
+      mfa_devices: null,
+      unreadable: ['ListMFADevices'],
+    });
+    expect(
+      await set('aws_iam_role', () => true, { inline_policies: null, unreadable: ['ListRolePolicies'] }),
+    ).toBeGreaterThan(0);
+    const summary = await runDetectors(t.db, tenant, SECURITY_DETECTORS);
+    expect(summary.failedQueries).toBe(0);
+    const found = await findingsOf(tenant);
+    expect(
+      found.filter((f) => f.check === 'security.iam_console_user_no_mfa').map((f) => f.root),
+    ).not.toContain('bob');
+  });
+});

@@ -80,7 +80,7 @@ export const toxicExposedInstanceSensitiveData: Detector = {
       select r.arn as role_arn, r.name as role_name, r.account_id,
              'inline ' || coalesce(p->>'policy_name', '') as source, s as statement
       from resources r,
-           jsonb_array_elements(coalesce(r.attributes->'inline_policies', '[]'::jsonb)) as p,
+           jsonb_array_elements(${asArray(`r.attributes->'inline_policies'`)}) as p,
            jsonb_array_elements(${asArray(`coalesce(p->'policy', p->'policy_document')->'Statement'`)}) as s
       where r.type = 'aws_iam_role' and r.deleted_at is null
       union all

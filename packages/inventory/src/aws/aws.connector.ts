@@ -130,15 +130,16 @@ export function createAwsConnector(options: AwsConnectorOptions): Connector {
           client: (Ctor, r = region) => pool.get(Ctor, r),
           send: { abortSignal },
           width: concurrency,
-          part: async (types, run) => {
+          part: async (types, run, scope = region) => {
             try {
               return await run();
             } catch (err) {
               if (failed.signal.aborted || !isRefused(err)) throw err;
-              unreadParts.push({ region, types });
+              unreadParts.push({ region: scope, types });
               return undefined;
             }
           },
+          unread: (types, scope = region) => void unreadParts.push({ region: scope, types }),
         });
 
         let iam: IamAccountFacts = { alias: null, summary: {} };

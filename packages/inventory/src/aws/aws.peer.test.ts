@@ -53,7 +53,8 @@ const DENIED: Record<string, Omit<PeerFault, 'service'>> = {
   cloudtrail: { code: 'AccessDeniedException', status: 400 },
 };
 
-describe('AWS connector against recorded AWS answers', () => {
+// Each test scans the whole recorded account: 1-3 s alone, up to 15 s on a loaded machine.
+describe('AWS connector against recorded AWS answers', { timeout: 30_000 }, () => {
   it('reads the account through every service, every page of every paginated listing', async () => {
     const inv = await collect();
     const { get, ofType, edge, has } = index(inv);
@@ -70,6 +71,10 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(pages('iam', 'ListUsers')).toEqual([null, 'page-2']);
     expect(pages('s3', 'ListBuckets')).toEqual([null, 'page-2']);
     expect(pages('rds', 'DescribeDBInstances')).toEqual([null, 'page-2']);
+    expect(pages('iam', 'ListRoles')).toEqual([null, 'page-2']);
+    expect(pages('iam', 'ListInstanceProfiles')).toEqual([null, 'page-2']);
+    expect(pages('ec2', 'DescribeSecurityGroups')).toEqual([null, 'page-2']);
+    expect(pages('rds', 'DescribeDBSnapshots')).toEqual([null, 'page-2']);
     expect(pages('dynamodb', 'ListTables')).toEqual([null, 'ProductCatalog']);
 
     // EC2 (EC2 query XML): both pages' instances, with state, tags, the stop time out of `reason`.
@@ -369,24 +374,127 @@ describe('AWS connector against recorded AWS answers', () => {
     expect(inv.unread).toEqual([]);
   });
 
-  it('skips a region the account has not enabled, with a warning, and reads the others', async () => {
-    const optIn = 'ap-east-1';
-    peer.fail({ service: 'ec2', region: optIn, code: 'OptInRequired', status: 401 });
-    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
-      peer.fail({ service, region: optIn, code: 'InvalidClientTokenId', status: 403 });
-    for (const service of ['dynamodb', 'monitoring', 'cloudtrail', 'logs'])
-      peer.fail({ service, region: optIn, code: 'UnrecognizedClientException', status: 400 });
-    const inv = await collect({ regions: [REGION, optIn] });
-    expect(index(inv).ofType('aws_ec2_instance')).toHaveLength(2);
-    expect(new Set(inv.warnings!.map((w) => w.region))).toEqual(new Set([optIn]));
-    expect(inv.warnings!.find((w) => w.service === 'ec2')).toMatchObject({ code: 'OptInRequired' });
-    expect(inv.unread!.every((u) => u.region === optIn)).toBe(true);
-    // One scope for the region, every type a call of it would have added.
-    expect(inv.unread).toHaveLength(1);
-    expect(inv.unread![0]!.types).toEqual(
-      expect.arrayContaining(['aws_ec2_instance', 'aws_vpc_security_group', 'aws_cloudwatch_log_group']),
+  it('leaves out only the detail a per-item refusal covers: one user, one role, one policy, one load balancer', async () => {
+    // Jackie's access keys and MFA devices, one role's attached policies, every inline role policy and
+    // policy version, the load balancers' tags and target health: each denied on its own.
+    peer.fail({ service: 'iam', action: 'ListAccessKeys', item: 'Jackie', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'ListMFADevices', item: 'Jackie', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'ListAttachedRolePolicies', item: 'SDBAccess', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'GetRolePolicy', ...DENIED.iam! });
+    peer.fail({ service: 'iam', action: 'GetPolicyVersion', ...DENIED.iam! });
+    peer.fail({ service: 'elasticloadbalancing', action: 'DescribeTags', code: 'AccessDenied', status: 400 });
+    peer.fail({
+      service: 'elasticloadbalancing',
+      action: 'DescribeTargetHealth',
+      code: 'AccessDenied',
+      status: 400,
+    });
+    const inv = await collect();
+    const { get, ofType } = index(inv);
+    const user = (name: string) =>
+      get(`arn:aws:iam::123456789012:user/division_abc/subdivision_xyz/engineering/${name}`);
+
+    // Both users are there; Jackie's keys and MFA are unknown, not "none", and Andrew's are read.
+    expect(user('Jackie').attributes).toMatchObject({
+      password_enabled: false,
+      mfa_active: null,
+      mfa_devices: null,
+      access_key_count: null,
+      unreadable: ['ListAccessKeys', 'ListMFADevices'],
+    });
+    expect(user('Andrew').attributes).toMatchObject({
+      mfa_active: false,
+      access_key_count: 2,
+      unreadable: [],
+    });
+    expect(
+      ofType('aws_iam_access_key')
+        .map((k) => k.attributes.user_name)
+        .sort(),
+    ).toEqual(['Andrew', 'Andrew']);
+
+    // Both roles are there: one without its attached policies, the other with its inline policy's
+    // document unknown (null) rather than empty.
+    expect(ofType('aws_iam_role')).toHaveLength(2);
+    const s3Access = get('arn:aws:iam::123456789012:role/application_abc/component_xyz/S3Access');
+    expect(s3Access.attributes.inline_policies).toEqual([
+      { policy_name: 'ExamplePolicy', policy_document: null },
+    ]);
+    expect(s3Access.attributes.unreadable).toEqual(['GetRolePolicy']);
+    const sdb = ofType('aws_iam_role').find((r) => r.nativeId === 'SDBAccess')!;
+    expect(sdb.attributes).toMatchObject({
+      attached_policies: null,
+      unreadable: ['GetRolePolicy', 'ListAttachedRolePolicies'],
+    });
+    expect(get('arn:aws:iam::123456789012:policy/AWSCloudTrailAccessPolicy').attributes).toMatchObject({
+      policy_document: null,
+      unreadable: ['GetPolicyVersion'],
+    });
+
+    // The load balancer and its target group are there, their tags and targets unknown.
+    const lb = get(
+      'arn:aws:elasticloadbalancing:us-west-2:123456789012:loadbalancer/app/my-load-balancer/50dc6c495c0c9188',
     );
-  });
+    expect(lb.attributes).toMatchObject({ scheme: 'internet-facing', unreadable: ['DescribeTags'] });
+    expect(lb.attributes.listeners).not.toBeNull();
+    const [tg] = ofType('aws_ec2_target_group');
+    expect(tg?.attributes).toMatchObject({
+      target_health_descriptions: null,
+      unreadable: ['DescribeTags', 'DescribeTargetHealth'],
+    });
+
+    // Only the access keys are kept as they were: every other type was read.
+    expect(inv.unread).toEqual([{ region: 'global', types: ['aws_iam_access_key'] }]);
+    expect(inv.warnings!.map((w) => `${w.action}@${w.region}`)).toEqual([
+      'elasticloadbalancing:DescribeTags@us-west-2',
+      'elasticloadbalancing:DescribeTargetHealth@us-west-2',
+      'iam:GetPolicyVersion@global',
+      'iam:GetRolePolicy@global',
+      'iam:ListAccessKeys@global',
+      'iam:ListAttachedRolePolicies@global',
+      'iam:ListMFADevices@global',
+    ]);
+  }, 30_000);
+
+  it('keeps the trails, their tags unknown, when CloudTrail refuses ListTags', async () => {
+    // The recorded trails' home region is us-east-1: their tags are listed from there.
+    peer.fail({ service: 'cloudtrail', action: 'ListTags', ...DENIED.cloudtrail! });
+    const inv = await collect({ regions: ['us-east-1'] });
+    const trail = index(inv).get('arn:aws:cloudtrail:us-east-1:123456789012:trail/Trail1');
+    expect(trail).toMatchObject({ tags: {}, attributes: { is_logging: true, unreadable: ['ListTags'] } });
+    expect(inv.unread).toEqual([]);
+    expect(inv.warnings!.map((w) => `${w.action}@${w.region}`)).toEqual(['cloudtrail:ListTags@us-east-1']);
+  }, 30_000);
+
+  it("keeps the buckets it held when a bucket's location may not be read", async () => {
+    peer.fail({ service: 's3', action: 'GetBucketLocation', ...DENIED.s3! });
+    const inv = await collect();
+    expect(inv.unread).toEqual([{ region: '*', types: ['aws_s3_bucket'] }]);
+    expect(inv.warnings!.map((w) => w.action)).toEqual(['s3:GetBucketLocation']);
+  }, 30_000);
+
+  // EC2 answers a region the account has not opted in to with OptInRequired, or AuthFailure.
+  it.each(['OptInRequired', 'AuthFailure'])(
+    'skips a region the account has not enabled (EC2 %s), with a warning, and reads the others',
+    async (code) => {
+      const optIn = 'ap-east-1';
+      peer.fail({ service: 'ec2', region: optIn, code, status: 401 });
+      for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
+        peer.fail({ service, region: optIn, code: 'InvalidClientTokenId', status: 403 });
+      for (const service of ['dynamodb', 'monitoring', 'cloudtrail', 'logs'])
+        peer.fail({ service, region: optIn, code: 'UnrecognizedClientException', status: 400 });
+      const inv = await collect({ regions: [REGION, optIn] });
+      expect(index(inv).ofType('aws_ec2_instance')).toHaveLength(2);
+      expect(new Set(inv.warnings!.map((w) => w.region))).toEqual(new Set([optIn]));
+      expect(inv.warnings!.find((w) => w.service === 'ec2')).toMatchObject({ code });
+      expect(inv.unread!.every((u) => u.region === optIn)).toBe(true);
+      // One scope for the region, every type a call of it would have added.
+      expect(inv.unread).toHaveLength(1);
+      expect(inv.unread![0]!.types).toEqual(
+        expect.arrayContaining(['aws_ec2_instance', 'aws_vpc_security_group', 'aws_cloudwatch_log_group']),
+      );
+    },
+  );
 
   it('completes partial with what EC2 answers when it refuses its other calls, counting 503 throttles', async () => {
     // EC2 answers DescribeInstances, DescribeVolumes and DescribeSecurityGroups only (the first and a
@@ -449,21 +557,17 @@ describe('AWS connector against recorded AWS answers', () => {
   });
 
   it('leaves no request retrying after the sync ended', async () => {
-    // ELB's target groups are throttled while its load balancers are refused: the task ends refused
-    // with DescribeTargetGroups backing off (at most 1 s before its first retry), and the sync then
-    // fails reading nothing. That retry must not reach AWS after the sync, into the next one's throttles.
+    // ELB's target groups are throttled while Auto Scaling fails outright: the sync fails with
+    // DescribeTargetGroups backing off (at most 1 s before its first retry). That retry must not reach
+    // AWS after the sync, into the next one's throttles.
     peer.fail({
       service: 'elasticloadbalancing',
       action: 'DescribeTargetGroups',
       code: 'Throttling',
       status: 400,
     });
-    for (const [service, denial] of Object.entries(DENIED)) peer.fail({ service, ...denial });
-    for (const service of ['elasticloadbalancing', 'autoscaling', 'rds', 'elasticache'])
-      peer.fail({ service, code: 'AccessDenied', status: 403 });
-    for (const service of ['dynamodb', 'logs'])
-      peer.fail({ service, code: 'AccessDeniedException', status: 400 });
-    await expect(collect()).rejects.toThrow(/may read nothing/);
+    peer.fail({ service: 'autoscaling', code: 'ValidationError', status: 400 });
+    await expect(collect()).rejects.toThrow(/autoscaling in us-west-2: ValidationError/);
     const sent = peer.count('elasticloadbalancing', 'DescribeTargetGroups');
     expect(sent).toBeGreaterThan(0);
     await new Promise((r) => setTimeout(r, 2500));

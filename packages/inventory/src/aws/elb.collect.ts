@@ -9,16 +9,21 @@ import {
   type LoadBalancer,
   type TargetGroup,
 } from '@aws-sdk/client-elastic-load-balancing-v2';
-import type { CollectContext } from './collect-context';
+import { readOrNull, type CollectContext } from './collect-context';
 import { chunk, iso, mapBounded, orNull, snake, snakeList, tagRecord } from './shape';
 
 /**
  * ELBv2 load balancers with their attributes and listeners, and target groups with target health.
  * Network and gateway load balancers are kept too, under the same type with `type` saying which.
+ * The listings stand on their own; a detail call denied (tags, one load balancer's attributes or
+ * listeners, one target group's health) leaves that detail unknown (null, named in `unreadable`).
  */
 export async function collectElb(ctx: CollectContext): Promise<void> {
   const client = ctx.client(ElasticLoadBalancingV2Client);
-  const [lbs, tgs] = await Promise.all([listLoadBalancers(ctx, client), listTargetGroups(ctx, client)]);
+  const [lbs, tgs] = await Promise.all([
+    ctx.part(['aws_ec2_application_load_balancer'], () => listLoadBalancers(ctx, client)),
+    ctx.part(['aws_ec2_target_group'], () => listTargetGroups(ctx, client)),
+  ]).then(([l, t]) => [l ?? [], t ?? []] as const);
   const tags = await tagsOf(ctx, client, [
     ...lbs.map((l) => l.LoadBalancerArn),
     ...tgs.map((t) => t.TargetGroupArn),
@@ -45,20 +50,25 @@ async function listTargetGroups(ctx: CollectContext, client: ElasticLoadBalancin
   return out;
 }
 
-/** DescribeTags takes at most 20 ARNs a call. */
+/** DescribeTags takes at most 20 ARNs a call; an ARN of a denied batch maps to null (tags unknown). */
 async function tagsOf(
   ctx: CollectContext,
   client: ElasticLoadBalancingV2Client,
   arns: (string | undefined)[],
 ) {
-  const tags = new Map<string, Record<string, string>>();
+  const tags = new Map<string, Record<string, string> | null>();
   const batches = chunk(
     arns.filter((a): a is string => !!a),
     20,
   );
   await mapBounded(batches, ctx.width, async (ResourceArns) => {
-    const res = await client.send(new DescribeTagsCommand({ ResourceArns }), ctx.send);
-    for (const d of res.TagDescriptions ?? []) if (d.ResourceArn) tags.set(d.ResourceArn, tagRecord(d.Tags));
+    const res = await readOrNull(
+      'DescribeTags',
+      [],
+      client.send(new DescribeTagsCommand({ ResourceArns }), ctx.send),
+    );
+    if (!res) for (const arn of ResourceArns) tags.set(arn, null);
+    for (const d of res?.TagDescriptions ?? []) if (d.ResourceArn) tags.set(d.ResourceArn, tagRecord(d.Tags));
   });
   return tags;
 }
@@ -67,26 +77,40 @@ async function addLoadBalancer(
   ctx: CollectContext,
   client: ElasticLoadBalancingV2Client,
   lb: LoadBalancer,
-  tags: Map<string, Record<string, string>>,
+  tags: Map<string, Record<string, string> | null>,
 ) {
   const { out, region } = ctx;
   const arn = lb.LoadBalancerArn as string;
+  const unreadable: string[] = [];
   const [attrs, listeners] = await Promise.all([
-    client.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn }), ctx.send),
-    (async () => {
-      const all = [];
-      for await (const page of paginateDescribeListeners(
-        { client, pageSize: 400 },
-        { LoadBalancerArn: arn },
-        ctx.send,
-      ))
-        all.push(...(page.Listeners ?? []));
-      return all;
-    })(),
+    readOrNull(
+      'DescribeLoadBalancerAttributes',
+      unreadable,
+      client.send(new DescribeLoadBalancerAttributesCommand({ LoadBalancerArn: arn }), ctx.send),
+    ),
+    readOrNull(
+      'DescribeListeners',
+      unreadable,
+      (async () => {
+        const all = [];
+        for await (const page of paginateDescribeListeners(
+          { client, pageSize: 400 },
+          { LoadBalancerArn: arn },
+          ctx.send,
+        ))
+          all.push(...(page.Listeners ?? []));
+        return all;
+      })(),
+    ),
   ]);
-  const attributes: Record<string, string | null> = {};
-  for (const a of attrs.Attributes ?? []) if (a.Key) attributes[a.Key] = orNull(a.Value);
-  const lbTags = tags.get(arn) ?? {};
+  let attributes: Record<string, string | null> | null = null;
+  if (attrs) {
+    attributes = {};
+    for (const a of attrs.Attributes ?? []) if (a.Key) attributes[a.Key] = orNull(a.Value);
+  }
+  const known = tags.get(arn);
+  if (known === null) unreadable.push('DescribeTags');
+  const lbTags = known ?? {};
   out.add({
     type: 'aws_ec2_application_load_balancer',
     arn,
@@ -109,14 +133,17 @@ async function addLoadBalancer(
       created_time: iso(lb.CreatedTime),
       // {"deletion_protection.enabled": "true", ...}: AWS's keys and string values.
       load_balancer_attributes: attributes,
-      listeners: listeners.map((l) => ({
-        listener_arn: orNull(l.ListenerArn),
-        port: orNull(l.Port),
-        protocol: orNull(l.Protocol),
-        ssl_policy: orNull(l.SslPolicy),
-        certificates: (l.Certificates ?? []).map((c) => c.CertificateArn ?? null),
-        default_actions: snakeList(l.DefaultActions),
-      })),
+      listeners: listeners
+        ? listeners.map((l) => ({
+            listener_arn: orNull(l.ListenerArn),
+            port: orNull(l.Port),
+            protocol: orNull(l.Protocol),
+            ssl_policy: orNull(l.SslPolicy),
+            certificates: (l.Certificates ?? []).map((c) => c.CertificateArn ?? null),
+            default_actions: snakeList(l.DefaultActions),
+          }))
+        : null,
+      unreadable: unreadable.sort(),
     },
   });
   for (const g of lb.SecurityGroups ?? [])
@@ -129,13 +156,21 @@ async function addTargetGroup(
   ctx: CollectContext,
   client: ElasticLoadBalancingV2Client,
   tg: TargetGroup,
-  tags: Map<string, Record<string, string>>,
+  tags: Map<string, Record<string, string> | null>,
 ) {
   const { out, region } = ctx;
   const arn = tg.TargetGroupArn as string;
-  // DescribeTargetHealth is not paginated: one call returns every registered target.
-  const health = await client.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }), ctx.send);
-  const tgTags = tags.get(arn) ?? {};
+  const unreadable: string[] = [];
+  // DescribeTargetHealth is not paginated: one call returns every registered target. Denied, the
+  // targets are unknown (null): not "no targets", which would read as an idle load balancer.
+  const health = await readOrNull(
+    'DescribeTargetHealth',
+    unreadable,
+    client.send(new DescribeTargetHealthCommand({ TargetGroupArn: arn }), ctx.send),
+  );
+  const known = tags.get(arn);
+  if (known === null) unreadable.push('DescribeTags');
+  const tgTags = known ?? {};
   out.add({
     type: 'aws_ec2_target_group',
     arn,
@@ -162,12 +197,13 @@ async function addTargetGroup(
       healthy_threshold_count: orNull(tg.HealthyThresholdCount),
       unhealthy_threshold_count: orNull(tg.UnhealthyThresholdCount),
       matcher: snake(tg.Matcher),
-      target_health_descriptions: snakeList(health.TargetHealthDescriptions),
+      target_health_descriptions: health ? snakeList(health.TargetHealthDescriptions) : null,
+      unreadable: unreadable.sort(),
     },
   });
   for (const lb of tg.LoadBalancerArns ?? []) out.link(lb, arn, 'routes-to');
   if (tg.TargetType === 'instance') {
-    for (const d of health.TargetHealthDescriptions ?? [])
+    for (const d of health?.TargetHealthDescriptions ?? [])
       out.link(arn, out.ec2Arn(region, 'instance', d.Target?.Id), 'targets');
   }
 }

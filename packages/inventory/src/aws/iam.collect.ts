@@ -22,7 +22,7 @@ import {
   type Role,
   type User,
 } from '@aws-sdk/client-iam';
-import { tolerate, type CollectContext } from './collect-context';
+import { readOrNull, tolerate, type CollectContext } from './collect-context';
 import { allPages, iso, mapBounded, orNull, policyDocument, tagRecord } from './shape';
 
 const GLOBAL = 'global';
@@ -62,19 +62,47 @@ async function addUser(ctx: CollectContext, client: IAMClient, u: User) {
   const { out } = ctx;
   if (!u.UserName || !u.Arn) return;
   const UserName = u.UserName;
+  // Each of these may be denied for this user alone: the user is kept with that part unknown.
+  const unreadable: string[] = [];
   const [tags, keys, mfa, login, attached, inline] = await Promise.all([
-    allPages(paginateListUserTags({ client }, { UserName }, ctx.send), (p) => p.Tags),
-    allPages(paginateListAccessKeys({ client }, { UserName }, ctx.send), (p) => p.AccessKeyMetadata),
-    allPages(paginateListMFADevices({ client }, { UserName }, ctx.send), (p) => p.MFADevices),
+    readOrNull(
+      'ListUserTags',
+      unreadable,
+      allPages(paginateListUserTags({ client }, { UserName }, ctx.send), (p) => p.Tags),
+    ),
+    // Keys not listed for one user are not gone: the sync keeps the access keys it held.
+    ctx.part(
+      ['aws_iam_access_key'],
+      () => allPages(paginateListAccessKeys({ client }, { UserName }, ctx.send), (p) => p.AccessKeyMetadata),
+      GLOBAL,
+    ),
+    readOrNull(
+      'ListMFADevices',
+      unreadable,
+      allPages(paginateListMFADevices({ client }, { UserName }, ctx.send), (p) => p.MFADevices),
+    ),
     // No login profile means no console password.
     tolerate(client.send(new GetLoginProfileCommand({ UserName }), ctx.send), [
       'NoSuchEntity',
       'NoSuchEntityException',
     ]),
-    allPages(paginateListAttachedUserPolicies({ client }, { UserName }, ctx.send), (p) => p.AttachedPolicies),
-    allPages(paginateListUserPolicies({ client }, { UserName }, ctx.send), (p) => p.PolicyNames),
+    readOrNull(
+      'ListAttachedUserPolicies',
+      unreadable,
+      allPages(
+        paginateListAttachedUserPolicies({ client }, { UserName }, ctx.send),
+        (p) => p.AttachedPolicies,
+      ),
+    ),
+    readOrNull(
+      'ListUserPolicies',
+      unreadable,
+      allPages(paginateListUserPolicies({ client }, { UserName }, ctx.send), (p) => p.PolicyNames),
+    ),
   ]);
-  const userTags = tagRecord(tags);
+  if (!keys) unreadable.push('ListAccessKeys');
+  if (!login.ok && login.denied) unreadable.push('GetLoginProfile');
+  const userTags = tagRecord(tags ?? []);
   out.add({
     type: 'aws_iam_user',
     arn: u.Arn,
@@ -91,17 +119,21 @@ async function addUser(ctx: CollectContext, client: IAMClient, u: User) {
       password_last_used: iso(u.PasswordLastUsed),
       password_enabled: login.ok ? true : login.denied ? null : false,
       login_profile_create_date: login.ok ? iso(login.value.LoginProfile?.CreateDate) : null,
-      mfa_active: mfa.length > 0,
-      mfa_devices: mfa.map((d) => ({
-        serial_number: orNull(d.SerialNumber),
-        enable_date: iso(d.EnableDate),
-      })),
-      attached_policy_arns: attached.map((p) => p.PolicyArn ?? null),
+      // Unknown (null) when the devices could not be listed: never "no MFA".
+      mfa_active: mfa ? mfa.length > 0 : null,
+      mfa_devices: mfa
+        ? mfa.map((d) => ({
+            serial_number: orNull(d.SerialNumber),
+            enable_date: iso(d.EnableDate),
+          }))
+        : null,
+      attached_policy_arns: attached ? attached.map((p) => p.PolicyArn ?? null) : null,
       inline_policy_names: inline,
-      access_key_count: keys.length,
+      access_key_count: keys ? keys.length : null,
+      unreadable: unreadable.sort(),
     },
   });
-  await mapBounded(keys, ctx.width, async (k) => {
+  await mapBounded(keys ?? [], ctx.width, async (k) => {
     if (!k.AccessKeyId) return;
     const used = await tolerate(
       client.send(new GetAccessKeyLastUsedCommand({ AccessKeyId: k.AccessKeyId }), ctx.send),
@@ -140,22 +172,46 @@ export async function collectIamRoles(ctx: CollectContext) {
 async function addRole(ctx: CollectContext, client: IAMClient, r: Role) {
   if (!r.RoleName || !r.Arn) return;
   const RoleName = r.RoleName;
+  // Each of these may be denied for this role alone: the role is kept with that part unknown.
+  const unreadable: string[] = [];
   const [tags, attached, inlineNames] = await Promise.all([
-    allPages(paginateListRoleTags({ client }, { RoleName }, ctx.send), (p) => p.Tags),
-    allPages(paginateListAttachedRolePolicies({ client }, { RoleName }, ctx.send), (p) => p.AttachedPolicies),
-    allPages(paginateListRolePolicies({ client }, { RoleName }, ctx.send), (p) => p.PolicyNames),
+    readOrNull(
+      'ListRoleTags',
+      unreadable,
+      allPages(paginateListRoleTags({ client }, { RoleName }, ctx.send), (p) => p.Tags),
+    ),
+    readOrNull(
+      'ListAttachedRolePolicies',
+      unreadable,
+      allPages(
+        paginateListAttachedRolePolicies({ client }, { RoleName }, ctx.send),
+        (p) => p.AttachedPolicies,
+      ),
+    ),
+    readOrNull(
+      'ListRolePolicies',
+      unreadable,
+      allPages(paginateListRolePolicies({ client }, { RoleName }, ctx.send), (p) => p.PolicyNames),
+    ),
   ]);
-  const inline = await mapBounded(inlineNames, ctx.width, async (PolicyName) => {
-    const res = await client.send(new GetRolePolicyCommand({ RoleName, PolicyName }), ctx.send);
-    return { policy_name: PolicyName, policy_document: policyDocument(res.PolicyDocument) };
-  });
+  const inline = inlineNames
+    ? await mapBounded(inlineNames, ctx.width, async (PolicyName) => {
+        const res = await readOrNull(
+          'GetRolePolicy',
+          unreadable,
+          client.send(new GetRolePolicyCommand({ RoleName, PolicyName }), ctx.send),
+        );
+        // A document that could not be read is null: detectors conclude nothing from it.
+        return { policy_name: PolicyName, policy_document: res ? policyDocument(res.PolicyDocument) : null };
+      })
+    : null;
   ctx.out.add({
     type: 'aws_iam_role',
     arn: r.Arn,
     nativeId: RoleName,
     region: GLOBAL,
     name: RoleName,
-    tags: tagRecord(tags),
+    tags: tagRecord(tags ?? []),
     attributes: {
       name: RoleName,
       role_id: orNull(r.RoleId),
@@ -166,14 +222,17 @@ async function addRole(ctx: CollectContext, client: IAMClient, r: Role) {
       max_session_duration: orNull(r.MaxSessionDuration),
       // Trust and permission policy documents keep AWS's keys (Effect, Principal, Action...).
       assume_role_policy_document: policyDocument(r.AssumeRolePolicyDocument),
-      attached_policies: attached.map((p) => ({
-        policy_name: orNull(p.PolicyName),
-        policy_arn: orNull(p.PolicyArn),
-      })),
+      attached_policies: attached
+        ? attached.map((p) => ({
+            policy_name: orNull(p.PolicyName),
+            policy_arn: orNull(p.PolicyArn),
+          }))
+        : null,
       inline_policies: inline,
+      unreadable: [...new Set(unreadable)].sort(),
     },
   });
-  for (const p of attached) ctx.out.link(r.Arn, p.PolicyArn, 'depends-on');
+  for (const p of attached ?? []) ctx.out.link(r.Arn, p.PolicyArn, 'depends-on');
 }
 
 /** Customer-managed policies with their default version's document (AWS-managed ones are referenced by ARN). */
@@ -188,10 +247,16 @@ export async function collectIamPolicies(ctx: CollectContext) {
 
 async function addPolicy(ctx: CollectContext, client: IAMClient, p: Policy) {
   if (!p.Arn || !p.PolicyName) return;
+  // Denied for this policy alone, the policy is kept with its document unknown (null).
+  const unreadable: string[] = [];
   const version = p.DefaultVersionId
-    ? await client.send(
-        new GetPolicyVersionCommand({ PolicyArn: p.Arn, VersionId: p.DefaultVersionId }),
-        ctx.send,
+    ? await readOrNull(
+        'GetPolicyVersion',
+        unreadable,
+        client.send(
+          new GetPolicyVersionCommand({ PolicyArn: p.Arn, VersionId: p.DefaultVersionId }),
+          ctx.send,
+        ),
       )
     : undefined;
   ctx.out.add({
@@ -212,6 +277,7 @@ async function addPolicy(ctx: CollectContext, client: IAMClient, p: Policy) {
       create_date: iso(p.CreateDate),
       update_date: iso(p.UpdateDate),
       policy_document: policyDocument(version?.PolicyVersion?.Document),
+      unreadable,
     },
   });
 }

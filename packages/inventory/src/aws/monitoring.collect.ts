@@ -6,7 +6,7 @@ import {
 } from '@aws-sdk/client-cloudtrail';
 import { CloudWatchClient, paginateDescribeAlarms } from '@aws-sdk/client-cloudwatch';
 import { CloudWatchLogsClient, paginateDescribeLogGroups } from '@aws-sdk/client-cloudwatch-logs';
-import { tolerate, type CollectContext } from './collect-context';
+import { readOrNull, tolerate, type CollectContext } from './collect-context';
 import { allPages, chunk, iso, mapBounded, orNull, snakeList, tagRecord } from './shape';
 
 /**
@@ -26,12 +26,20 @@ export async function collectCloudTrail(ctx: CollectContext): Promise<void> {
     .filter((t) => t.HomeRegion === region && t.TrailARN?.split(':')[4] === out.accountId)
     .map((t) => t.TrailARN as string);
   const tags = new Map<string, Record<string, string>>();
-  for (const ResourceIdList of chunk(own, 20)) {
-    for await (const page of paginateListTags({ client }, { ResourceIdList }, ctx.send)) {
-      for (const t of page.ResourceTagList ?? [])
-        if (t.ResourceId) tags.set(t.ResourceId, tagRecord(t.TagsList));
-    }
-  }
+  // Denied, the trails are kept with their tags unknown (`unreadable`), not the whole service.
+  const tagsDenied = await readOrNull(
+    'ListTags',
+    [],
+    (async () => {
+      for (const ResourceIdList of chunk(own, 20)) {
+        for await (const page of paginateListTags({ client }, { ResourceIdList }, ctx.send)) {
+          for (const t of page.ResourceTagList ?? [])
+            if (t.ResourceId) tags.set(t.ResourceId, tagRecord(t.TagsList));
+        }
+      }
+      return false;
+    })(),
+  ).then((r) => r === null);
   await mapBounded(trails, ctx.width, async (t) => {
     const arn = t.TrailARN as string;
     // An organization trail seen from a member account may not be readable from here.
@@ -67,6 +75,10 @@ export async function collectCloudTrail(ctx: CollectContext): Promise<void> {
         latest_delivery_error: s?.LatestDeliveryError || null,
         start_logging_time: iso(s?.StartLoggingTime),
         stop_logging_time: iso(s?.StopLoggingTime),
+        unreadable: [
+          ...(tagsDenied && own.includes(arn) ? ['ListTags'] : []),
+          ...(!status.ok && status.denied ? ['GetTrailStatus'] : []),
+        ],
       },
     });
     if (t.S3BucketName) out.link(arn, out.s3Arn(t.S3BucketName), 'depends-on');

@@ -33,11 +33,16 @@ export async function collectS3(ctx: CollectContext): Promise<void> {
   });
 }
 
-/** Older ListBuckets answers carry no BucketRegion; an empty LocationConstraint is us-east-1, "EU" eu-west-1. */
+/**
+ * Older ListBuckets answers carry no BucketRegion; an empty LocationConstraint is us-east-1, "EU"
+ * eu-west-1. A bucket whose location may not be read cannot be placed in a region: it is left out,
+ * and the buckets the sync held are kept (a bucket is not gone because its location was denied).
+ */
 async function locate(ctx: CollectContext, client: S3Client, bucket: string): Promise<string | null> {
   const res = await tolerate(client.send(new GetBucketLocationCommand({ Bucket: bucket }), ctx.send), [
     'NoSuchBucket',
   ]);
+  if (!res.ok && res.denied) ctx.unread(['aws_s3_bucket'], '*');
   if (!res.ok) return null;
   const c = res.value.LocationConstraint as string | undefined;
   return !c ? 'us-east-1' : c === 'EU' ? 'eu-west-1' : c;
