@@ -574,7 +574,7 @@ function buildRecord(
           encrypted: rec.encrypted,
           createDay: rec.createDay,
           attachedTo: rec.attachedTo ? one(rec.attachedTo) : null,
-          ...(rec.device ? { device: rec.device } : {}),
+          device: rec.device,
           tags: rec.tags,
         }),
       );
@@ -587,7 +587,7 @@ function buildRecord(
         volumeId: w.id('vol', rec.volumeKey),
         size: rec.size,
         startDay: rec.startDay,
-        ...(rec.encrypted === undefined ? {} : { encrypted: rec.encrypted }),
+        encrypted: rec.encrypted,
         tags: rec.tags,
       });
       return;
@@ -611,7 +611,7 @@ function buildRecord(
           policy: rec.policy,
           tags: rec.tags,
           sizeGb: rec.sizeGb,
-          ...(rec.lifecycle ? { lifecycle: true } : {}),
+          lifecycle: rec.lifecycle,
         }),
       );
       return;
@@ -657,13 +657,13 @@ function buildInstance(
     sgs: shape.sgs.map((ref) => only(refs, ref)),
     tags: shape.tags,
     launchDay,
-    ...(shape.state ? { state: shape.state } : {}),
-    ...(shape.stoppedDay === undefined ? {} : { stoppedDay: shape.stoppedDay }),
-    ...(shape.imdsV2 === undefined ? {} : { imdsV2: shape.imdsV2 }),
-    ...(shape.publicIp === undefined ? {} : { publicIp: shape.publicIp }),
-    ...(shape.role ? { role: only(refs, shape.role) } : {}),
-    ...(shape.platform ? { platform: shape.platform } : {}),
+    state: shape.state,
+    stoppedDay: shape.stoppedDay,
+    imdsV2: shape.imdsV2,
+    publicIp: shape.publicIp,
+    role: shape.role ? only(refs, shape.role) : null,
+    platform: shape.platform,
     rootVolume: shape.root,
-    ...(shape.launchTemplate ? { launchTemplate: only(refs, shape.launchTemplate) } : {}),
+    launchTemplate: shape.launchTemplate ? only(refs, shape.launchTemplate) : undefined,
   });
 }
