@@ -1,7 +1,7 @@
 import { parse } from 'shell-quote';
 import type { InventoryResource, ResourceType } from '../model';
 import { hexId } from './random';
-import { natGateway } from './seeded';
+import { natGateway } from './builders';
 import type { WorldBuilder } from './world';
 
 /** A command `demo exec` refuses; the message reads like the AWS CLI's. */

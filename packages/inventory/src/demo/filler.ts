@@ -9,7 +9,7 @@ import {
   natGateway,
   rds,
   routeTable,
-} from './seeded';
+} from './builders';
 import { FILLER_SERVICES, type DemoSize, type WorldBuilder } from './world';
 
 /** One clean application stack; the timeline's churn replaces its instances. */

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { eip } from './seeded';
+import { eip } from './builders';
 import type { FillerService } from './filler';
 import type { Seeded } from './seeded';
 import { Random } from './random';
