@@ -9,3 +9,4 @@ export * from './scenarios';
 export * from './drift';
 export * from './graph.service';
 export * from './resilience';
+export * from './subscriptions';

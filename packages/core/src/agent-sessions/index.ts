@@ -1,0 +1,4 @@
+export * from './budget';
+export * from './sessions';
+export * from './runs';
+export * from './investigations';

@@ -1,0 +1,4 @@
+export * from './secret-box';
+export * from './catalog';
+export * from './deliveries';
+export * from './outbound';

@@ -1,0 +1,2 @@
+export * from './scans';
+export * from './terraform-states';

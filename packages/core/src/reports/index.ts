@@ -1,0 +1,4 @@
+export * from './sources';
+export * from './morning-report';
+export * from './report-jobs';
+export * from './subscriptions';

@@ -1,0 +1,6 @@
+export * from './normalize';
+export * from './sns';
+export * from './pipeline';
+export * from './rules';
+export * from './triage';
+export * from './subscriptions';
