@@ -2,3 +2,4 @@ export * from './budget';
 export * from './sessions';
 export * from './runs';
 export * from './investigations';
+export * from './jobs';

@@ -10,3 +10,4 @@ export * from './drift';
 export * from './graph.service';
 export * from './resilience';
 export * from './subscriptions';
+export * from './jobs';

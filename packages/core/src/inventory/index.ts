@@ -1,2 +1,3 @@
 export * from './scans';
 export * from './terraform-states';
+export * from './jobs';

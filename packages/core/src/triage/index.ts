@@ -4,3 +4,4 @@ export * from './pipeline';
 export * from './rules';
 export * from './triage';
 export * from './subscriptions';
+export * from './jobs';
