@@ -2,36 +2,25 @@ import { createServer, type Server } from 'node:http';
 import { createEngine, createPlanDrafter } from '@opsi/agent';
 import type { Config } from '@opsi/config';
 import {
-  attemptDelivery,
-  outboundPolicyFor,
+  agentJobs,
   cancelChannel,
-  domainBus,
-  abandonFinalize,
-  executeFinalizePlan,
-  executeGeneratePlan,
-  executeReinvestigation,
-  executeRun,
-  executeVerifyStep,
-  type PlanDrafter,
-  processAlertBatch,
-  requestScan,
-  runMorningReportJob,
-  runResilience,
-  triageInventoryAlerts,
-  runScan,
-  ScanBusy,
-  secretBoxFor,
+  graphJobs,
+  integrationJobs,
+  inventoryJobs,
+  planJobs,
+  pulseJobs,
+  reportJobs,
   sweepRuns,
+  triageJobs,
   type JobState,
+  type PlanDrafter,
 } from '@opsi/core';
 import type { Db } from '@opsi/db';
 import {
   createQueueWorker,
-  DelayedError,
   JobProducer,
   RunEventLog,
   TimelineLog,
-  type JobContext,
   type QueueHandlers,
   type QueueName,
   type Worker,
@@ -65,13 +54,6 @@ const CONCURRENCY: Record<QueueName, keyof Config> = {
   triage: 'WORKER_CONCURRENCY_TRIAGE',
 };
 
-/** Another scan of the tenant is running: come back later rather than fail or run alongside. */
-async function retryLaterIfBusy(e: unknown, ctx: JobContext): Promise<never> {
-  if (!(e instanceof ScanBusy)) throw e;
-  await ctx.job.moveToDelayed(Date.now() + 15_000, ctx.token);
-  throw new DelayedError();
-}
-
 /** Starts one BullMQ worker per queue named in WORKER_QUEUES, each with its configured concurrency. */
 export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
   const { config, logger } = deps;
@@ -104,141 +86,19 @@ export async function startWorker(deps: WorkerDeps): Promise<RunningWorker> {
     backoffMs: config.NOTIFY_BACKOFF_MS,
     timeoutMs: config.NOTIFY_TIMEOUT_MS,
   };
-  // Incidents triage opens are delivered to notifiers subscribed to incident.opened.
-  const triageDeps = {
-    db: deps.db,
-    timeline,
-    dedupeWindowMinutes: config.TRIAGE_DEDUPE_WINDOW_MINUTES,
-    correlationWindowMinutes: config.TRIAGE_CORRELATION_WINDOW_MINUTES,
-    notify: { producer, policy: delivery },
-  };
-  // Handlers per queue: every declared queue has them.
-  const handlers: { [Q in QueueName]?: QueueHandlers<Q> } = {
-    pulse: {
-      scan: async (payload, ctx) => {
-        // A scheduled scan carries no scan id: record one, and keep it in the job so a retry reuses it.
-        let scanId = payload.scan_id;
-        if (!scanId) {
-          scanId = (await requestScan(deps.db, null, payload.tenant_id, 'schedule')).id;
-          await ctx.job.updateData({ ...payload, scan_id: scanId });
-        }
-        let scan;
-        try {
-          scan = await runScan(deps.db, scanId);
-        } catch (e) {
-          return retryLaterIfBusy(e, ctx);
-        }
-        // Resilience, notifications and triage react on the domain bus (packages/core/src/wiring.ts).
-        await domainBus.emit('scan.ended', {
-          db: deps.db,
-          producer,
-          delivery,
-          tenantId: payload.tenant_id,
-          scanId: scan.id,
-          status: scan.status,
-        });
-        return { scan_id: scan.id, status: scan.status };
-      },
-      resilience: async (payload) => {
-        const run = await runResilience(deps.db, payload.tenant_id, { scanId: payload.scan_id });
-        return { run_id: run.id, findings: run.findings, risks: run.risks, stats: run.stats };
-      },
-      reinvestigate: async (payload, ctx) => {
-        try {
-          return await executeReinvestigation(deps.db, payload.tenant_id, payload.finding_id);
-        } catch (e) {
-          return retryLaterIfBusy(e, ctx);
-        }
-      },
-    },
-    plans: {
-      generate: (payload) =>
-        executeGeneratePlan(
-          { db: deps.db, drafter, generationTimeoutMs: config.PLAN_GENERATION_TIMEOUT_MS },
-          payload.tenant_id,
-          payload.plan_id,
-        ),
-      verify: async (payload, ctx) => {
-        const tries = payload.tries ?? 0;
-        const result = await executeVerifyStep({ db: deps.db }, payload, {
-          tries,
-          retries: config.PLAN_VERIFY_RETRIES,
-        });
-        if (result.outcome !== 'retry') return result;
-        // Not reflected by the cloud yet: check again shortly; the step stays `verifying`.
-        await ctx.job.updateData({ ...payload, tries: tries + 1 });
-        await ctx.job.moveToDelayed(Date.now() + config.PLAN_VERIFY_RETRY_DELAY_MS, ctx.token);
-        throw new DelayedError();
-      },
-      finalize: async (payload, ctx) => {
-        try {
-          return await executeFinalizePlan({ db: deps.db }, payload);
-        } catch (e) {
-          // The last attempt gives the plan back (ready, with the reason): finalize can be asked again.
-          if (ctx.job.attemptsMade + 1 >= (ctx.job.opts.attempts ?? 1))
-            await abandonFinalize(deps.db, payload.tenant_id, payload.plan_id, (e as Error).message);
-          throw e;
-        }
-      },
-    },
-    reports: {
-      morning: async (payload, ctx) => {
-        // A scheduled job names no period end: record one, so a retry writes the same period's report.
-        let periodTo = payload.period_to;
-        if (!periodTo) {
-          periodTo = new Date().toISOString();
-          await ctx.job.updateData({ ...payload, period_to: periodTo });
-        }
-        return runMorningReportJob(
-          deps.db,
-          producer,
-          {
-            tenantId: payload.tenant_id,
-            periodTo: new Date(periodTo),
-            requestedBy: payload.requested_by ?? 'schedule',
-          },
-          delivery,
-        );
-      },
-      deliver: (payload, ctx) =>
-        attemptDelivery(deps.db, secretBoxFor(config), payload.delivery_id, {
-          tenantId: payload.tenant_id,
-          lastAttempt: ctx.job.attemptsStarted >= (ctx.job.opts.attempts ?? 1),
-          timeoutMs: config.NOTIFY_TIMEOUT_MS,
-          publicUrl: config.publicUrl,
-          outbound: outboundPolicyFor(config),
-        }),
-    },
-    triage: {
-      alerts: (payload) =>
-        processAlertBatch(triageDeps, payload.tenant_id, payload.batch_id, payload.inbox_ids),
-      scan: (payload) => triageInventoryAlerts(triageDeps, payload.tenant_id),
-    },
-    agent: {
-      turn: (payload, ctx) =>
-        executeRun(
-          {
-            db: deps.db,
-            redis: command,
-            log,
-            engine,
-            redisPrefix: prefix,
-            turnTimeoutMs: config.AGENT_TURN_TIMEOUT_MS,
-            timeline,
-          },
-          payload.run_id,
-          { attempt: ctx.job.attemptsStarted, signal: ctx.signal, log: ctx.log },
-        ),
-    },
+  // Each domain brings its queue handlers (its jobs.ts); this process only hands them what they need.
+  const jobDeps = { db: deps.db, config, producer, command, log, timeline, engine, drafter, delivery };
+  const handlers: { [Q in QueueName]: QueueHandlers<Q> } = {
+    pulse: { ...inventoryJobs(jobDeps).pulse, ...graphJobs(jobDeps).pulse, ...pulseJobs(jobDeps).pulse },
+    plans: planJobs(jobDeps).plans,
+    reports: { ...reportJobs(jobDeps).reports, ...integrationJobs(jobDeps).reports },
+    triage: triageJobs(jobDeps).triage,
+    agent: agentJobs(jobDeps).agent,
   };
   const workers: Worker[] = [];
   for (const queue of config.WORKER_QUEUES) {
-    const queueHandlers = handlers[queue];
-    if (!queueHandlers) {
-      throw new Error(`WORKER_QUEUES names ${queue}, whose jobs have no handlers in this version`);
-    }
     workers.push(
-      createQueueWorker(queue, queueHandlers as never, {
+      createQueueWorker(queue, handlers[queue] as never, {
         connection,
         redisPrefix: prefix,
         concurrency: Number(config[CONCURRENCY[queue]]),

@@ -1,11 +1,20 @@
 import type { Db } from '@opsi/db';
 import type { JobProducer, TimelineLog } from '@opsi/jobs';
-import type { DeliveryPolicy } from './integrations/deliveries';
+
+/** How notifications are delivered: tries, backoff and timeout (the worker's settings). */
+export interface DeliveryPolicy {
+  /** Tries per delivery, the first included. */
+  attempts: number;
+  /** First backoff delay; it doubles each retry. */
+  backoffMs: number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+}
 
 /**
  * The in-process bus between domains: a domain publishes what happened, and the domains that react to it
- * subscribe here, so neither imports the other (the run engine does not know incidents exist; incidents
- * know how to start a run).
+ * subscribe here, so neither imports the other (a run's end writes an incident's timeline without the run
+ * engine importing incidents' timeline code; a scan's end starts resilience, notifications and triage).
  *
  * Glossary
  * - event: a fact a domain publishes after it happened. Handlers run in registration order and are

@@ -1,42 +1,24 @@
+/**
+ * @opsi/core: the service's domains, each through its own index (its only public surface), and the
+ * kernel they share (errors, the caller's context, the domain bus, group commit, tool definitions).
+ * `./wiring` subscribes each domain's handlers to the bus once per process.
+ */
 import './wiring';
 export * from './errors';
 export * from './context';
-export * from './identity/passwords';
-export * from './identity/sign-in-limits';
-export * from './identity/tenants';
-export * from './identity/users';
-export * from './identity/tokens';
-export * from './identity/browser-sessions';
-export * from './audit/audit-log';
-export * from './demo';
-export * from './agent-sessions/budget';
-export * from './agent-sessions/sessions';
-export * from './agent-sessions/runs';
-export * from './inventory/scans';
-export * from './inventory/terraform-states';
-export * from './pulse/findings';
-export * from './pulse/reinvestigate';
-export * from './agent/tools';
-export * from './knowledge/learnings';
-export * from './plans/index';
-export * from './plan-review/index';
-export * from './reports/sources';
-export * from './reports/morning-report';
-export * from './reports/report-jobs';
-export * from './integrations/secret-box';
-export * from './integrations/catalog';
-export * from './integrations/deliveries';
-export * from './integrations/outbound';
-export * from './knowledge/runbooks';
-export * from './graph';
-export * from './incidents/incidents';
-export * from './incidents/queries';
-export * from './incidents/investigation';
-export * from './incidents/war-room';
-export * from './group-commit';
-export * from './triage/normalize';
-export * from './triage/sns';
-export * from './triage/pipeline';
-export * from './triage/rules';
-export * from './triage/triage';
 export * from './events';
+export * from './group-commit';
+export * from './identity';
+export * from './audit';
+export * from './inventory';
+export * from './pulse';
+export * from './knowledge';
+export * from './plans';
+export * from './plan-review';
+export * from './graph';
+export * from './agent';
+export * from './agent-sessions';
+export * from './incidents';
+export * from './integrations';
+export * from './reports';
+export * from './triage';

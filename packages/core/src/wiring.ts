@@ -1,8 +1,8 @@
 import { domainBus } from './events';
-import { subscribeGraph } from './graph/subscriptions';
-import { subscribeIncidents } from './incidents/subscriptions';
-import { subscribeReports } from './reports/subscriptions';
-import { subscribeTriage } from './triage/subscriptions';
+import { subscribeGraph } from './graph';
+import { subscribeIncidents } from './incidents';
+import { subscribeReports } from './reports';
+import { subscribeTriage } from './triage';
 
 /** Subscribes each domain's handlers to the process's bus, once (imported by @opsi/core's index). */
 let wired = false;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { AgentTool, ToolInfo } from '@opsi/agent';
 import type { Db } from '@opsi/db';
-import { INCIDENT_TOOLS } from '../incidents/agent-tools';
-import { bindTools, type ToolDefinition } from './define-tool';
+import { INCIDENT_TOOLS } from '../incidents';
+import { bindTools, type ToolDefinition } from '../define-tool';
 import { ACTIVITY_TOOLS } from './tools/activity';
 import { COMPUTE_TOOLS } from './tools/compute';
 import { FINDINGS_TOOLS } from './tools/findings';

@@ -9,3 +9,5 @@ export * from './scenarios';
 export * from './drift';
 export * from './graph.service';
 export * from './resilience';
+export * from './subscriptions';
+export * from './jobs';

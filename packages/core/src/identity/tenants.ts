@@ -1,5 +1,5 @@
 import type { Db, Tenant, Tier } from '@opsi/db';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import { BadRequest, Conflict, NotFound } from '../errors';
 
 export const TENANT_COLUMNS = [

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { CompiledQuery, type InferResult } from 'kysely';
 import { sql, type Db, type TokenScope } from '@opsi/db';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import type { Auth, AuthTenant, AuthUser } from '../context';
 import { BadRequest, Forbidden, NotFound } from '../errors';
 import { GroupCommit } from '../group-commit';

@@ -1,6 +1,6 @@
 import { sql, type Db, type Role, type User } from '@opsi/db';
 import { BadRequest, Conflict, NotFound } from '../errors';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import { hashPassword } from './passwords';
 import { getTenantBySlug } from './tenants';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineTool } from '../agent/define-tool';
+import { defineTool } from '../define-tool';
 import { sql, type Db } from '@opsi/db';
 import { getIncident, listTimeline } from './incidents';
 import { incidentAlerts, relatedResources } from './queries';

@@ -1,31 +1,7 @@
 import type { Db } from '@opsi/db';
 import type { TimelineLog } from '@opsi/jobs';
-import type { Auth } from '../context';
-import { NotFound } from '../errors';
-import { startRun, type RunStartDeps } from '../agent-sessions/runs';
 import { appendTimelineEvent, getIncident, listTimeline, timelineTransaction } from './incidents';
 import { incidentAlerts } from './queries';
-
-/**
- * Starts an agent investigation of an incident: a durable agent run on the agent pool (its own session,
- * bound to the incident), spending one unit of the caller's agent budget. The 404 comes before any spend.
- */
-export async function startInvestigation(deps: RunStartDeps, auth: Auth, incidentId: string) {
-  const incident = await deps.db
-    .selectFrom('incidents')
-    .select(['id', 'title'])
-    .where('tenant_id', '=', auth.tenant.id)
-    .where('id', '=', incidentId)
-    .executeTakeFirst();
-  if (!incident) throw new NotFound('No such incident.');
-  const { runId, sessionId } = await startRun(deps, auth, {
-    prompt: `Investigate incident ${incident.id}: ${incident.title}`,
-    incidentId: incident.id,
-    purpose: 'investigation',
-    sessionName: `Investigation: ${incident.title}`.slice(0, 200),
-  });
-  return { job_id: runId, status: 'queued' as const, run_id: runId, session_id: sessionId };
-}
 
 /** Writes one investigation event of a run (each kind once per run, however often the job retries). */
 export async function recordInvestigationEvent(

@@ -70,3 +70,40 @@ export async function incidentAlerts(db: Tx, tenantId: string, incidentId: strin
     .orderBy('id')
     .execute();
 }
+
+/**
+ * What a notifier says about an incident (incidents opened by triage call
+ * `enqueueDeliveries(db, producer, tenantId, 'incident.opened', incidentId, policy)`). Undefined when
+ * there is no such incident in the tenant: the delivery is then recorded failed.
+ */
+export async function incidentForNotification(
+  db: Tx,
+  tenantId: string,
+  incidentId: string,
+): Promise<Record<string, unknown> | undefined> {
+  if (!/^[0-9a-f-]{36}$/i.test(incidentId)) return undefined;
+  const row = await db
+    .selectFrom('incidents')
+    .select(['id', 'title', 'severity', 'status', 'created_at'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', incidentId)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  return {
+    incident_id: row.id,
+    title: row.title,
+    severity: row.severity,
+    status: row.status,
+    created_at: new Date(row.created_at).toISOString(),
+  };
+}
+
+/** An incident's id and title, or undefined when the tenant has no such incident. */
+export async function incidentHeadline(db: Tx, tenantId: string, incidentId: string) {
+  return db
+    .selectFrom('incidents')
+    .select(['id', 'title'])
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', incidentId)
+    .executeTakeFirst();
+}

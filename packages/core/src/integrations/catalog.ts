@@ -1,11 +1,11 @@
 import { sql, type Db } from '@opsi/db';
-import { appendAudit, type AuditInput } from '../audit/audit-log';
+import { appendAudit, type AuditInput } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors';
-import { availableTools } from '../agent/tools';
+import { availableTools } from '../agent';
 import { assertOutboundUrl, NO_EXCEPTIONS, type OutboundPolicy } from './outbound';
 import type { SecretBox } from './secret-box';
-import { listTerraformStates } from '../inventory/terraform-states';
+import { listTerraformStates } from '../inventory';
 
 export type ToolKind = 'connector' | 'notifier' | 'agent_tool' | 'alert_source';
 

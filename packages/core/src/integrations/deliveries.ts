@@ -1,19 +1,11 @@
 import { createHmac } from 'node:crypto';
 import { type Db } from '@opsi/db';
 import type { JobProducer } from '@opsi/jobs';
+import type { DeliveryPolicy } from '../events';
 import { notifiersFor, type NotifierEvent } from './catalog';
 import { guardedFetch, OutboundRefused, type OutboundPolicy } from './outbound';
 import type { SecretBox } from './secret-box';
-import { incidentForNotification } from '../reports/sources';
-
-export interface DeliveryPolicy {
-  /** Tries per delivery, the first included. */
-  attempts: number;
-  /** First backoff delay; it doubles each retry. */
-  backoffMs: number;
-  /** Per-request timeout. */
-  timeoutMs: number;
-}
+import { incidentForNotification } from '../incidents';
 
 /**
  * Records one delivery per subscribed notifier for an event (unique per notifier, event and subject, so

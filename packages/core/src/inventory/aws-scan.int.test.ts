@@ -1,7 +1,7 @@
 import { startAwsPeer, writePeerProfile, type AwsPeer, type PeerProfile } from '@opsi/test-support/aws-peer';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createTenantWithUser, createTestContext, type TestContext } from '@opsi/test-support';
-import { pulseOverview } from '../pulse/findings';
+import { pulseOverview } from '../pulse';
 import { connectEnvironment, requestScan, runScan } from './scans';
 
 /**

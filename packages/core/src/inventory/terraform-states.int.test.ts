@@ -12,8 +12,8 @@ import {
   type TestContext,
 } from '@opsi/test-support';
 import { startS3Peer, type S3Peer } from '@opsi/test-support/s3';
-import { graphDrift } from '../graph/drift';
-import { listTenantTools } from '../integrations/catalog';
+import { graphDrift } from '../graph';
+import { listTenantTools } from '../integrations';
 import { connectEnvironment, requestScan, runScan } from './scans';
 import { listTerraformStates } from './terraform-states';
 

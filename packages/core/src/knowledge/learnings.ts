@@ -1,5 +1,5 @@
 import { sql, type Db, type LearningSource } from '@opsi/db';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, NotFound } from '../errors';
 

@@ -1,5 +1,5 @@
 import { sql, type Db } from '@opsi/db';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { NotFound } from '../errors';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenantWithUser, createTestContext, type TestContext } from '@opsi/test-support';
-import { connectEnvironment, requestScan, runScan } from '../inventory/scans';
+import { connectEnvironment, requestScan, runScan } from '../inventory';
 import { CONDITIONS } from './conditions';
 import { findGroupsInUse } from './live';
 

@@ -1,6 +1,6 @@
 import { sql, type Db } from '@opsi/db';
-import { blastRadius } from '../graph/analysis';
-import { loadGraph } from '../graph/load';
+import { blastRadius } from '../graph';
+import { loadGraph } from '../graph';
 import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
 
 /** A live resource of the tenant's inventory, as plan review joins it. */

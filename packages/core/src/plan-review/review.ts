@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '@opsi/db';
 import { monthlyCost, PriceBook, type InventoryResource, type ResourceType } from '@opsi/inventory';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { Forbidden } from '../errors';
 import { allowsStarStar, CONDITIONS } from './conditions';

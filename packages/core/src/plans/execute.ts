@@ -15,8 +15,8 @@ import {
   type StepDraft,
 } from '@opsi/detectors';
 import { describeDemo, PriceBook, refreshResources, type InventoryResource } from '@opsi/inventory';
-import { appendAudit } from '../audit/audit-log';
-import { demoSpec } from '../inventory/scans';
+import { appendAudit } from '../audit';
+import { demoSpec } from '../inventory';
 import { evidenceFingerprint, recordPlanAction } from './plans';
 import { runbookStepsFor, type PlanRunbook } from './runbooks';
 import { validatePlanSteps, type PlanStepDraft } from './validate';

@@ -7,7 +7,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { connectEnvironment, demoSpec, requestScan, runScan } from '../inventory/scans';
+import { connectEnvironment, demoSpec, requestScan, runScan } from '../inventory';
 import { executeGeneratePlan } from './execute';
 import { getPlan } from './plans';
 

@@ -7,7 +7,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { connectEnvironment, requestScan, runScan } from '../inventory/scans';
+import { connectEnvironment, requestScan, runScan } from '../inventory';
 import { executeGeneratePlan, type PlanDrafter } from './execute';
 import { getPlan } from './plans';
 

@@ -3,7 +3,7 @@ import { sql, type Db, type PlanStepStatus } from '@opsi/db';
 import { isUnresolvedFindingStatus } from '@opsi/contracts';
 import type { JobProducer } from '@opsi/jobs';
 import { appendSteps, type AuditStep } from '@opsi/detectors';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
 

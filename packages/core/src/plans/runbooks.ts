@@ -1,6 +1,6 @@
 import type { Db } from '@opsi/db';
 import type { PlanResource } from '@opsi/detectors';
-import { matchRunbooks } from '../knowledge/runbooks';
+import { matchRunbooks } from '../knowledge';
 
 export interface PlanRunbook {
   runbook_id: string;

@@ -6,7 +6,7 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { connectEnvironment, requestScan, runScan } from '../inventory/scans';
+import { connectEnvironment, requestScan, runScan } from '../inventory';
 import { getPlan } from './plans';
 
 let t: TestContext;

@@ -2,8 +2,8 @@ import { activeFindingStatuses, sql, type Db, type FindingStatus, type ScanWarni
 import { LIFECYCLE_STATUSES, type LifecycleStatus } from '@opsi/contracts';
 import { REGION_NOT_ENABLED_CODES } from '@opsi/inventory';
 import { DEFAULT_LIMITS, hashRows, runSandboxed, savingsTotal, DETECTORS } from '@opsi/detectors';
-import { appendAudit } from '../audit/audit-log';
-import { realizedSavings } from '../plans/plans';
+import { appendAudit } from '../audit';
+import { realizedSavings } from '../plans';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
 

@@ -10,9 +10,9 @@ import {
   type DetectorRow,
 } from '@opsi/detectors';
 import type { JobProducer } from '@opsi/jobs';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import { NotFound } from '../errors';
-import { requestScan, runScan } from '../inventory/scans';
+import { requestScan, runScan } from '../inventory';
 
 export const REINVESTIGATOR = 'pulse.reinvestigator';
 

@@ -1,6 +1,7 @@
 import type { Db } from '@opsi/db';
 import type { JobProducer } from '@opsi/jobs';
-import { enqueueDeliveries, type DeliveryPolicy } from '../integrations/deliveries';
+import type { DeliveryPolicy } from '../events';
+import { enqueueDeliveries } from '../integrations';
 import { generateMorningReport } from './morning-report';
 
 /**

@@ -6,9 +6,9 @@ import {
   type TestContext,
   type TestMember,
 } from '@opsi/test-support';
-import { connectEnvironment, requestScan, runScan } from '../inventory/scans';
+import { connectEnvironment, requestScan, runScan } from '../inventory';
 import { computeReport } from './morning-report';
-import { incidentForNotification } from './sources';
+import { incidentForNotification } from '../incidents';
 
 // Realized savings and incidents belong to resolution plans (issue 12) and incidents (issue 13). The
 // report reads their tables when they exist; here they are made as those migrations make them when this

@@ -89,28 +89,3 @@ export async function incidentsInPeriod(db: Db, tenantId: string, p: Period): Pr
     open: rows.rows.filter((r) => r.status !== 'resolved').map(item),
   };
 }
-
-/**
- * What a notifier says about an incident (issue 13: incidents opened by triage call
- * `enqueueDeliveries(db, producer, tenantId, 'incident.opened', incidentId, policy)`). Undefined when
- * there is no such incident (or no incidents table yet): the delivery is then recorded failed.
- */
-export async function incidentForNotification(
-  db: Db,
-  tenantId: string,
-  incidentId: string,
-): Promise<Record<string, unknown> | undefined> {
-  if (!(await hasTable(db, 'incidents')) || !/^[0-9a-f-]{36}$/i.test(incidentId)) return undefined;
-  const r = await sql<{ id: string; title: string; severity: string; status: string; created_at: Date }>`
-    select id::text, title, severity, status, created_at from incidents
-    where tenant_id = ${tenantId} and id = ${incidentId}::uuid`.execute(db);
-  const row = r.rows[0];
-  if (!row) return undefined;
-  return {
-    incident_id: row.id,
-    title: row.title,
-    severity: row.severity,
-    status: row.status,
-    created_at: iso(row.created_at),
-  };
-}

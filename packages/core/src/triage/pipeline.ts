@@ -7,9 +7,9 @@ import {
   type Transaction,
 } from '@opsi/db';
 import type { JobProducer, TimelineLog } from '@opsi/jobs';
-import type { DeliveryPolicy } from '../integrations/deliveries';
-import { appendTimelineEvent, timelineTransaction } from '../incidents/incidents';
-import { relatedResources } from '../incidents/queries';
+import type { DeliveryPolicy } from '../events';
+import { appendTimelineEvent, timelineTransaction } from '../incidents';
+import { relatedResources } from '../incidents';
 import type { AlertSeverity, NormalizedAlert } from './normalize';
 
 /** What the pipeline needs: the database, the live timeline, and its windows. */

@@ -1,6 +1,6 @@
 import { TriageRuleActions } from '@opsi/contracts';
 import type { Db } from '@opsi/db';
-import { appendAudit } from '../audit/audit-log';
+import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
 import { builtInRules, type TriageDeps, type TriageRuleView } from './pipeline';

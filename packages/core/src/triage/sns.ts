@@ -2,7 +2,7 @@ import { X509Certificate, verify as verifySignature } from 'node:crypto';
 import { get as httpsGet } from 'node:https';
 import { z } from 'zod';
 import { sql, type Db } from '@opsi/db';
-import { appendAudit, type AuditInput } from '../audit/audit-log';
+import { appendAudit, type AuditInput } from '../audit';
 import { BadRequest, Forbidden } from '../errors';
 
 // Amazon SNS as AWS delivers it over HTTP(S) (decisions.md "Wave 3"). Written here rather than taken from

@@ -1,6 +1,6 @@
 import { sql, type Db, type TriageAction } from '@opsi/db';
-import { nodesByArn } from '../incidents/incidents';
-import { enqueueDeliveries } from '../integrations/deliveries';
+import { nodesByArn } from '../incidents';
+import { enqueueDeliveries } from '../integrations';
 import { GroupCommit } from '../group-commit';
 import {
   decideAlert,

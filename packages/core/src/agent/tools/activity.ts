@@ -1,7 +1,7 @@
 /** Agent tools: what happened (recent changes, recent alerts). */
 import { z } from 'zod';
 import { sql } from '@opsi/db';
-import { defineTool } from '../define-tool';
+import { defineTool } from '../../define-tool';
 
 export const recent_changes = defineTool({
   name: 'recent_changes',

@@ -1,7 +1,7 @@
 /** Agent tools: arithmetic over ids, and read-only SQL over the inventory through the sandbox. */
 import { z } from 'zod';
 import { DEFAULT_LIMITS, runSandboxed, savingsTotal } from '@opsi/detectors';
-import { defineTool } from '../define-tool';
+import { defineTool } from '../../define-tool';
 
 export const add_up = defineTool({
   name: 'add_up',

@@ -1,10 +1,10 @@
 /** Agent tools: findings (the list, one in detail, the savings at stake). */
 import { z } from 'zod';
 import { sql } from '@opsi/db';
-import { getFinding, listFindings, listRecommendations, pulseOverview } from '../../pulse/findings';
+import { getFinding, listFindings, listRecommendations, pulseOverview } from '../../pulse';
 import { isActiveFindingStatus, LIFECYCLE_STATUSES } from '@opsi/contracts';
 import { Domain, Severity, round2 } from './shared';
-import { defineTool } from '../define-tool';
+import { defineTool } from '../../define-tool';
 
 export const list_findings = defineTool({
   name: 'list_findings',

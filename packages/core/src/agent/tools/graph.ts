@@ -1,11 +1,11 @@
 /** Agent tools: the graph (blast radius, risks, drift, what a failure takes down). */
 import { z } from 'zod';
-import { blastRadius, simulateFailure, walk } from '../../graph/analysis';
-import { graphDrift } from '../../graph/drift';
-import { graphRisks } from '../../graph/graph.service';
-import { loadGraph } from '../../graph/load';
+import { blastRadius, simulateFailure, walk } from '../../graph';
+import { graphDrift } from '../../graph';
+import { graphRisks } from '../../graph';
+import { loadGraph } from '../../graph';
 import { ResourceRef, findResource, NOTABLE } from './shared';
-import { defineTool } from '../define-tool';
+import { defineTool } from '../../define-tool';
 
 export const blast_radius = defineTool({
   name: 'blast_radius',

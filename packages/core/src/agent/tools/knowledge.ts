@@ -1,9 +1,9 @@
 /** Agent tools: the team's knowledge (learnings, runbooks). */
 import { z } from 'zod';
 import { NotFound } from '../../errors';
-import { listLearnings } from '../../knowledge/learnings';
-import { listRunbooks, matchRunbooks, runbooksForFinding } from '../../knowledge/runbooks';
-import { defineTool } from '../define-tool';
+import { listLearnings } from '../../knowledge';
+import { listRunbooks, matchRunbooks, runbooksForFinding } from '../../knowledge';
+import { defineTool } from '../../define-tool';
 
 export const list_learnings = defineTool({
   name: 'list_learnings',

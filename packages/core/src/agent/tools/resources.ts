@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { sql } from '@opsi/db';
 import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
 import { ResourceRef, round2, findResource } from './shared';
-import { defineTool } from '../define-tool';
+import { defineTool } from '../../define-tool';
 
 export const search_resources = defineTool({
   name: 'search_resources',

@@ -1,6 +1,6 @@
 import type { Db } from '@opsi/db';
-import { createTenant, findTenantBySlug } from './identity/tenants';
-import { createUser, findLiveUserByEmail } from './identity/users';
+import { createTenant, findTenantBySlug } from './tenants';
+import { createUser, findLiveUserByEmail } from './users';
 
 export const DEMO_TENANT = 'demo';
 export const DEMO_EMAIL = 'demo@example.com';

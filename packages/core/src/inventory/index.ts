@@ -1,0 +1,3 @@
+export * from './scans';
+export * from './terraform-states';
+export * from './jobs';

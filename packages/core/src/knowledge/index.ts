@@ -1,0 +1,2 @@
+export * from './learnings';
+export * from './runbooks';

@@ -1,0 +1,3 @@
+export * from './findings';
+export * from './reinvestigate';
+export * from './jobs';
