@@ -1,4 +1,4 @@
-import type { SeededRecord, SeededSection } from './seeded';
+import type { SeededRecord, SeededSection } from './seeded-types';
 
 // The seeded organization as data: its sections, each a table of records built in order by buildSeeded
 // (seeded.ts, whose glossary explains sections, records, refs, keys, defects and templates). A record
