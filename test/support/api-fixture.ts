@@ -48,10 +48,14 @@ export interface ApiFixtures {
   a: TestMember;
   /** Tenant B with its owner, for isolation checks. */
   b: TestMember;
+  /** A free-tier tenant with its owner, for tier checks. */
+  free: TestMember;
   aRead: string;
   aWrite: string;
   bRead: string;
   bWrite: string;
+  freeRead: string;
+  freeWrite: string;
   /** Tenant A's owner signed in over HTTP (session cookie and CSRF token). */
   aLogin: BrowserLogin;
 }
@@ -88,8 +92,15 @@ export const apiTest = test
   )
   .extend('a', { scope: 'file' }, async ({ t, aOptions }) => createTenantWithUser(t, aOptions))
   .extend('b', { scope: 'file' }, async ({ t }) => createTenantWithUser(t))
+  .extend('free', { scope: 'file' }, async ({ t }) => createTenantWithUser(t, { tier: 'free' }))
   .extend('aRead', { scope: 'file' }, async ({ t, a }) => (await mintTestToken(t, a, 'read')).token)
   .extend('aWrite', { scope: 'file' }, async ({ t, a }) => (await mintTestToken(t, a, 'read_write')).token)
   .extend('bRead', { scope: 'file' }, async ({ t, b }) => (await mintTestToken(t, b, 'read')).token)
   .extend('bWrite', { scope: 'file' }, async ({ t, b }) => (await mintTestToken(t, b, 'read_write')).token)
+  .extend('freeRead', { scope: 'file' }, async ({ t, free }) => (await mintTestToken(t, free, 'read')).token)
+  .extend(
+    'freeWrite',
+    { scope: 'file' },
+    async ({ t, free }) => (await mintTestToken(t, free, 'read_write')).token,
+  )
   .extend('aLogin', { scope: 'file' }, async ({ url, a }) => loginOverHttp(url, a.user.email, a.password));

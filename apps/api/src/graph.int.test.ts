@@ -30,9 +30,7 @@ const it = apiTest
     return producer;
   })
   // A free-tier tenant, and one with nothing connected.
-  .extend('free', { scope: 'file' }, async ({ t }) => createTenantWithUser(t, { tier: 'free' }))
   .extend('empty', { scope: 'file' }, async ({ t }) => createTenantWithUser(t))
-  .extend('freeRead', { scope: 'file' }, async ({ t, free }) => (await mintTestToken(t, free, 'read')).token)
   .extend(
     'emptyRead',
     { scope: 'file' },

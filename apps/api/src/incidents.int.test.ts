@@ -17,12 +17,6 @@ const it = apiTest
     workerConfig: { AGENT_ENGINE: 'builtin', WORKER_QUEUES: ['agent', 'triage'] },
     aOptions: { budget: 2 },
   })
-  .extend('free', { scope: 'file' }, async ({ t }) => createTenantWithUser(t, { tier: 'free' }))
-  .extend(
-    'freeWrite',
-    { scope: 'file' },
-    async ({ t, free }) => (await mintTestToken(t, free, 'read_write')).token,
-  )
   .extend(
     'open',
     async ({ url, aWrite }) =>

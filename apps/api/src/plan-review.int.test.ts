@@ -13,12 +13,6 @@ const script = `${REPO_ROOT}docs/examples/opsi-plan-review.sh`;
 
 const it = apiTest
   .override({ apiConfig: { PLAN_REVIEW_BODY_LIMIT_BYTES: 256 * 1024 } })
-  .extend('free', { scope: 'file' }, async ({ t }) => createTenantWithUser(t, { tier: 'free' }))
-  .extend(
-    'freeWrite',
-    { scope: 'file' },
-    async ({ t, free }) => (await mintTestToken(t, free, 'read_write')).token,
-  )
   .extend(
     'review',
     { scope: 'file' },
