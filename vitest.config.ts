@@ -19,6 +19,10 @@ export default defineConfig({
         test: {
           ...shared,
           name: 'integration',
+          // The API files' setup (a database clone, an API, tenants: @opsi/test-support/api-fixture) is
+          // file-scoped fixtures made when the first test asks for them, inside that test's time: give a
+          // test the hook's 60 s plus its own 30 s, so a loaded CI machine is not a failure.
+          testTimeout: 90_000,
           sequence: { groupOrder: 1 },
           include: [
             'packages/*/src/**/*.int.test.ts',

@@ -1,63 +1,48 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  realworldFiles,
-  startTestApi,
-  startTestWorker,
-  type TestContext,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { describe, expect } from 'vitest';
+import { call, createTenantWithUser, mintTestToken, realworldFiles } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // Alerts from the senders users run (issue 25, decisions.md "Wave 3"): HTTP Basic with the token as the
 // password, and the real Alertmanager and Grafana payloads of ../shared/realworld/alertmanager, posted
 // over HTTP as the sender posts them. SNS (signed, text/plain) is in test/e2e/sns.e2e.test.ts.
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { WORKER_QUEUES: ['triage'] });
-  url = api.url;
-}, 60_000);
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
-
 const basic = (token: string, user = 'opsi') => `Basic ${Buffer.from(`${user}:${token}`).toString('base64')}`;
 
-async function tenant() {
-  const m = await createTenantWithUser(t);
-  return {
-    m,
-    rw: (await mintTestToken(t, m, 'read_write')).token,
-    ro: (await mintTestToken(t, m, 'read')).token,
-  };
-}
-
-/** Posts a body as the sender does: its own bytes, application/json, the token in Basic auth. */
-const send = (token: string, text: string, headers: Record<string, string> = {}) =>
-  call(url, 'POST', '/api/v1/triage/alerts', {
-    headers: { authorization: basic(token), 'content-type': 'application/json', ...headers },
-    rawBody: text,
+const it = apiTest
+  // Only the triage pool: it turns alerts into events and incidents.
+  .override({ workerConfig: { WORKER_QUEUES: ['triage'] } })
+  /** `tenant()`: a new tenant with its owner and a read_write and a read token. */
+  .extend('tenant', async ({ t }) => async () => {
+    const m = await createTenantWithUser(t);
+    return {
+      m,
+      rw: (await mintTestToken(t, m, 'read_write')).token,
+      ro: (await mintTestToken(t, m, 'read')).token,
+    };
+  })
+  /** Posts a body as the sender does: its own bytes, application/json, the token in Basic auth. */
+  .extend(
+    'send',
+    async ({ url }) =>
+      (token: string, text: string, headers: Record<string, string> = {}) =>
+        call(url, 'POST', '/api/v1/triage/alerts', {
+          headers: { authorization: basic(token), 'content-type': 'application/json', ...headers },
+          rawBody: text,
+        }),
+  )
+  .extend('events', async ({ url }) => async (token: string): Promise<any[]> => {
+    const res = await call(url, 'GET', '/api/v1/triage/events?limit=500', { token });
+    expect(res.status, res.text).toBe(200);
+    return res.body.events;
   });
 
-async function events(token: string): Promise<any[]> {
-  const res = await call(url, 'GET', '/api/v1/triage/events?limit=500', { token });
-  expect(res.status, res.text).toBe(200);
-  return res.body.events;
-}
-
 describe('HTTP Basic with the token as the password, wherever a bearer token is accepted', () => {
-  it('any user name, the token as password: same answers as Bearer (200, 401, 403)', async () => {
+  it('any user name, the token as password: same answers as Bearer (200, 401, 403)', async ({
+    url,
+    t,
+    tenant,
+    send,
+  }) => {
     const a = await tenant();
     const me = await call(url, 'GET', '/api/v1/me', { headers: { authorization: basic(a.ro, 'x') } });
     expect(me.status, me.text).toBe(200);
@@ -92,7 +77,11 @@ describe('HTTP Basic with the token as the password, wherever a bearer token is 
     );
   });
 
-  it('the alert route challenges for Basic too (Amazon SNS sends credentials only when challenged); others only for Bearer', async () => {
+  it('the alert route challenges for Basic too (Amazon SNS sends credentials only when challenged); others only for Bearer', async ({
+    url,
+    tenant,
+    send,
+  }) => {
     const a = await tenant();
     const body = JSON.stringify({ title: 't', severity: 'low', source: 's' });
     const bare = await call(url, 'POST', '/api/v1/triage/alerts', {
@@ -114,7 +103,12 @@ describe('HTTP Basic with the token as the password, wherever a bearer token is 
     expect(me.headers.get('www-authenticate')).toBe('Bearer');
   });
 
-  it('text/plain is read only as an SNS message (x-amz-sns-message-type); other routes keep their 415', async () => {
+  it('text/plain is read only as an SNS message (x-amz-sns-message-type); other routes keep their 415', async ({
+    url,
+    tenant,
+    send,
+    events,
+  }) => {
     const a = await tenant();
     const plain = await send(a.rw, JSON.stringify({ title: 't', severity: 'low', source: 's' }), {
       'content-type': 'text/plain; charset=UTF-8',
@@ -145,7 +139,11 @@ describe.skipIf(!!real.missing)(
   `the real Alertmanager and Grafana payloads of ../shared/realworld/alertmanager ${real.missing ?? ''}`,
   () => {
     for (const { name, text } of real.files) {
-      it(`${name}: accepted, one event per alert with its title, severity and status`, async () => {
+      it(`${name}: accepted, one event per alert with its title, severity and status`, async ({
+        tenant,
+        send,
+        events,
+      }) => {
         const a = await tenant();
         const payload = JSON.parse(text);
         const res = await send(a.rw, text);
@@ -174,7 +172,7 @@ describe.skipIf(!!real.missing)(
 
     it.skipIf(!!snsCorpus.missing)(
       'Grafana resolved and CloudWatch OK, like Alertmanager resolved: the event resolved, one note on its incident',
-      async () => {
+      async ({ url, tenant, send, events }) => {
         const a = await tenant();
         // Grafana's contact point payload, its rule given a severity as users give it, firing now.
         const grafana = JSON.parse(real.files.find((f) => f.name === 'bougou-grafana-alert.json')!.text);
@@ -221,7 +219,12 @@ describe.skipIf(!!real.missing)(
       },
     );
 
-    it('zulip firing then resolved: the resolution marks the event resolved and notes it on the incident', async () => {
+    it('zulip firing then resolved: the resolution marks the event resolved and notes it on the incident', async ({
+      url,
+      tenant,
+      send,
+      events,
+    }) => {
       const a = await tenant();
       const file = (n: string) => real.files.find((f) => f.name === n)!.text;
       const fired = await send(a.rw, file('zulip-alert-firing.json'));

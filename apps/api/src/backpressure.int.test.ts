@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect } from 'vitest';
 import { JobProducer } from '@opsi/jobs';
 import { createLogger } from '@opsi/logger';
 import { AgentBudget } from '@opsi/core';
 import { createRedis, startEmbeddedRedis } from '@opsi/redis';
-import {
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  startTestApi,
-  testRedisUrl,
-  type TestContext,
-} from '@opsi/test-support';
+import { createTenantWithUser, mintTestToken, testRedisUrl } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 import { fillUp, startDrillRedis, type DrillRedis } from '../../../test/support/drills';
 import { createApiRuntime } from './runtime';
 import { startApi, type RunningApi } from './server';
@@ -19,26 +13,16 @@ import { startApi, type RunningApi } from './server';
 // refuses writes at maxmemory, answers 503 {detail} with Retry-After before anything is written or spent.
 // No worker runs here, so every admitted turn stays queued.
 
-let t: TestContext;
-let api: RunningApi;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t, { QUEUE_TENANT_BACKLOG_MAX: 2, TRIAGE_WAIT_MS: 50 });
-});
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
-
-async function runs(tenantId: string) {
-  const row = await t.db
-    .selectFrom('agent_runs')
-    .select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
+const it = apiTest
+  .override({ apiConfig: { QUEUE_TENANT_BACKLOG_MAX: 2, TRIAGE_WAIT_MS: 50 } })
+  .extend('runs', async ({ t }) => async (tenantId: string) => {
+    const row = await t.db
+      .selectFrom('agent_runs')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('tenant_id', '=', tenantId)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  });
 
 /** Opens /api/v1/stream and hangs up once the answer's head is in (an admitted run goes on). */
 async function stream(base: string, token: string) {
@@ -53,7 +37,11 @@ async function stream(base: string, token: string) {
 }
 
 describe('a tenant whose agent backlog is full', () => {
-  it('gets 503 {detail} with Retry-After on /stream and /ask; nothing is written or spent; other tenants go on', async () => {
+  it('gets 503 {detail} with Retry-After on /stream and /ask; nothing is written or spent; other tenants go on', async ({
+    t,
+    api,
+    runs,
+  }) => {
     const a = await createTenantWithUser(t, { budget: 3 });
     const b = await createTenantWithUser(t, { budget: 3 });
     const tokenA = (await mintTestToken(t, a, 'read_write')).token;
@@ -95,7 +83,10 @@ describe('a tenant whose agent backlog is full', () => {
 });
 
 describe('a tenant whose triage backlog is full', () => {
-  it('gets 503 {detail} with Retry-After on POST /api/v1/triage/alerts; nothing is stored; other tenants go on', async () => {
+  it('gets 503 {detail} with Retry-After on POST /api/v1/triage/alerts; nothing is stored; other tenants go on', async ({
+    t,
+    api,
+  }) => {
     const a = await createTenantWithUser(t);
     const b = await createTenantWithUser(t);
     const tokenA = (await mintTestToken(t, a, 'read_write')).token;
@@ -130,7 +121,7 @@ describe('Redis refusing writes at maxmemory (noeviction)', () => {
   let redis: DrillRedis;
   let broken: RunningApi;
   let close: () => Promise<void>;
-  beforeAll(async () => {
+  it.beforeAll(async ({ t }) => {
     redis = await startDrillRedis();
     const runtime = createApiRuntime(t.config, redis.url, createLogger(t.config));
     broken = await startApi({
@@ -151,7 +142,10 @@ describe('Redis refusing writes at maxmemory (noeviction)', () => {
     await redis?.destroy();
   });
 
-  it('answers 503 {detail} with Retry-After, never a 500; nothing is written; it works again once memory is back', async () => {
+  it('answers 503 {detail} with Retry-After, never a 500; nothing is written; it works again once memory is back', async ({
+    t,
+    runs,
+  }) => {
     const member = await createTenantWithUser(t, { budget: 5 });
     const token = (await mintTestToken(t, member, 'read_write')).token;
     const admin = createRedis(redis.url, 'command');

@@ -1,29 +1,10 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningApi } from './server';
-import {
-  addUser,
-  call,
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  mintTestToken,
-  startTestApi,
-  type BrowserLogin,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
+import { describe, expect } from 'vitest';
+import { addUser, call, loginOverHttp, mintTestToken, type BrowserLogin } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // The browser half of `opsi login` (/cli/login) and the API reference page (/docs), over HTTP against
 // the real API, a cloned database and real Redis.
-
-let t: TestContext;
-let api: RunningApi;
-let url: string;
-let owner: TestMember;
-let viewer: TestMember;
-let login: BrowserLogin;
-let viewerLogin: BrowserLogin;
 
 const state = () => randomBytes(24).toString('base64url');
 // PKCE as the CLI makes it: a verifier it keeps, the S256 challenge it sends.
@@ -36,22 +17,15 @@ const session = (l: BrowserLogin, withCsrf = true) => ({
   ...(withCsrf ? { 'x-csrf-token': l.csrf } : {}),
 });
 
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  url = api.url;
-  owner = await createTenantWithUser(t);
-  viewer = await addUser(t, owner, 'viewer');
-  login = await loginOverHttp(url, owner.user.email, owner.password);
-  viewerLogin = await loginOverHttp(url, viewer.user.email, viewer.password);
-});
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
+// Tenant A's owner (`owner`, signed in as `login`) and a viewer of the same tenant.
+const it = apiTest
+  .extend('viewer', { scope: 'file' }, async ({ t, a }) => addUser(t, a, 'viewer'))
+  .extend('viewerLogin', { scope: 'file' }, async ({ url, viewer }) =>
+    loginOverHttp(url, viewer.user.email, viewer.password),
+  );
 
 describe('GET /cli/login', () => {
-  it('sends a browser without a session to sign in, and back here after', async () => {
+  it('sends a browser without a session to sign in, and back here after', async ({ url }) => {
     const s = state();
     const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=laptop&${PKCE}`);
     expect(res.status).toBe(302);
@@ -62,7 +36,10 @@ describe('GET /cli/login', () => {
     );
   });
 
-  it('asks the signed-in user to approve the token name and scope, naming the loopback address', async () => {
+  it('asks the signed-in user to approve the token name and scope, naming the loopback address', async ({
+    url,
+    aLogin: login,
+  }) => {
     const s = state();
     const res = await call(url, 'GET', `/cli/login?port=4567&state=${s}&name=my%20laptop&${PKCE}`, {
       headers: session(login, false),
@@ -78,7 +55,10 @@ describe('GET /cli/login', () => {
     expect(res.text).toContain('id="approve"');
   });
 
-  it('refuses a port outside 1024..65535, a malformed state, or no S256 challenge with 400', async () => {
+  it('refuses a port outside 1024..65535, a malformed state, or no S256 challenge with 400', async ({
+    url,
+    aLogin: login,
+  }) => {
     for (const q of [
       `port=80&state=${state()}&${PKCE}`,
       `port=70000&state=${state()}&${PKCE}`,
@@ -94,7 +74,10 @@ describe('GET /cli/login', () => {
     }
   });
 
-  it('shows a viewer that the CLI needs another role, with no approve button', async () => {
+  it('shows a viewer that the CLI needs another role, with no approve button', async ({
+    url,
+    viewerLogin,
+  }) => {
     const res = await call(url, 'GET', `/cli/login?port=4567&state=${state()}&${PKCE}`, {
       headers: session(viewerLogin, false),
     });
@@ -105,7 +88,11 @@ describe('GET /cli/login', () => {
 });
 
 describe('POST /cli/login', () => {
-  it('mints a read_write token once per state; the redirect carries a one-time code, never the token', async () => {
+  it('mints a read_write token once per state; the redirect carries a one-time code, never the token', async ({
+    url,
+    a: owner,
+    aLogin: login,
+  }) => {
     const s = state();
     const res = await call(url, 'POST', '/cli/login', {
       headers: session(login),
@@ -156,7 +143,10 @@ describe('POST /cli/login', () => {
     expect(after.body.tokens.filter((x: { name: string }) => x.name === 'cli on laptop')).toHaveLength(1);
   });
 
-  it('a code is bound to its challenge: a wrong verifier gets nothing and burns the code', async () => {
+  it('a code is bound to its challenge: a wrong verifier gets nothing and burns the code', async ({
+    url,
+    aLogin: login,
+  }) => {
     const res = await call(url, 'POST', '/cli/login', {
       headers: session(login),
       body: { port: 4567, state: state(), name: 'stolen code', ...pkce },
@@ -177,7 +167,12 @@ describe('POST /cli/login', () => {
       expect((await exchange(body)).status, JSON.stringify(body)).toBe(400);
   });
 
-  it('needs the session and its CSRF header; a bearer token cannot mint', async () => {
+  it('needs the session and its CSRF header; a bearer token cannot mint', async ({
+    url,
+    a: owner,
+    aLogin: login,
+    t,
+  }) => {
     const body = { port: 4567, state: state(), name: 'x', ...pkce };
     expect((await call(url, 'POST', '/cli/login', { body })).status).toBe(401);
     expect((await call(url, 'POST', '/cli/login', { body, headers: session(login, false) })).status).toBe(
@@ -187,7 +182,7 @@ describe('POST /cli/login', () => {
     expect((await call(url, 'POST', '/cli/login', { body, token })).status).toBe(403);
   });
 
-  it('refuses bad input with 400 and mints nothing', async () => {
+  it('refuses bad input with 400 and mints nothing', async ({ url, a: owner, aLogin: login, t }) => {
     const { token } = await mintTestToken(t, owner, 'read');
     const before = (await call(url, 'GET', '/api/v1/tokens', { token })).body.tokens.length;
     for (const body of [
@@ -205,7 +200,7 @@ describe('POST /cli/login', () => {
     expect((await call(url, 'GET', '/api/v1/tokens', { token })).body.tokens.length).toBe(before);
   });
 
-  it('refuses a viewer with 403', async () => {
+  it('refuses a viewer with 403', async ({ url, viewerLogin }) => {
     const res = await call(url, 'POST', '/cli/login', {
       headers: session(viewerLogin),
       body: { port: 4567, state: state(), name: 'x', ...pkce },
@@ -215,7 +210,9 @@ describe('POST /cli/login', () => {
 });
 
 describe('GET /docs', () => {
-  it('serves the reference page and the viewer from our own assets, under the pages policy', async () => {
+  it('serves the reference page and the viewer from our own assets, under the pages policy', async ({
+    url,
+  }) => {
     const res = await call(url, 'GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');

@@ -1,38 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  startTestApi,
-  type TestContext,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { describe, expect } from 'vitest';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // Console addresses (decisions.md, Wave 3): the console's pages have real paths the API serves the
 // console's frame for; an unknown path a browser asks for is the console's "not found" (404, HTML);
 // the API's and the assets' paths keep their answers.
 
-let t: TestContext;
-let api: RunningApi;
-let cookie: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  const m = await createTenantWithUser(t);
-  cookie = (await loginOverHttp(api.url, m.user.email, m.password)).cookie;
-});
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
-
 const HTML = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8';
-const get = (path: string, headers: Record<string, string> = {}) =>
-  fetch(`${api.url}${path}`, { headers: { cookie, accept: HTML, ...headers }, redirect: 'manual' });
+/** `get(path, headers)`: a browser's request with tenant A's session cookie. */
+const it = apiTest.extend('get', async ({ url, aLogin }) => {
+  const { cookie } = aLogin;
+  return (path: string, headers: Record<string, string> = {}) =>
+    fetch(`${url}${path}`, { headers: { cookie, accept: HTML, ...headers }, redirect: 'manual' });
+});
 
 describe('console addresses', () => {
-  it('every page of the console answers its frame at its path (200, HTML)', async () => {
+  it('every page of the console answers its frame at its path (200, HTML)', async ({ get }) => {
     for (const path of [
       '/',
       '/overview',
@@ -55,7 +37,9 @@ describe('console addresses', () => {
     }
   });
 
-  it('an unknown path a browser asks for is the console’s frame with 404, not a JSON body', async () => {
+  it('an unknown path a browser asks for is the console’s frame with 404, not a JSON body', async ({
+    get,
+  }) => {
     for (const path of ['/nope', '/findings/a/b', '/graphs', '/overviews']) {
       const res = await get(path);
       expect(res.status, path).toBe(404);
@@ -64,7 +48,9 @@ describe('console addresses', () => {
     }
   });
 
-  it('API, asset and service paths keep their answers; a client that does not ask for HTML gets JSON', async () => {
+  it('API, asset and service paths keep their answers; a client that does not ask for HTML gets JSON', async ({
+    get,
+  }) => {
     for (const path of [
       '/api/v1/nope',
       '/api/pulse/nope',
@@ -89,9 +75,9 @@ describe('console addresses', () => {
     expect(healthz.status).toBe(200);
   });
 
-  it('without a session, a page and an unknown path go to sign-in and come back', async () => {
+  it('without a session, a page and an unknown path go to sign-in and come back', async ({ url }) => {
     for (const path of ['/findings/f1?x=1', '/nope']) {
-      const res = await fetch(`${api.url}${path}`, { headers: { accept: HTML }, redirect: 'manual' });
+      const res = await fetch(`${url}${path}`, { headers: { accept: HTML }, redirect: 'manual' });
       expect(res.status, path).toBe(302);
       expect(res.headers.get('location'), path).toBe(`/login?next=${encodeURIComponent(path)}`);
     }

@@ -1,39 +1,25 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import {
   addUser,
   call,
   createTenantWithUser,
-  createTestContext,
   loginOverHttp,
   mintTestToken,
   readSse,
-  startTestApi,
-  startTestWorker,
-  type TestContext,
 } from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // The console's own routes: agent turns started from a browser session (POST /console/api/runs, then
 // the session twin of /stream/attach), and the daily budget they spend (per user, beside each token's).
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t);
-});
-
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
+// A worker with the scripted engine on every queue ends the runs these tests start.
+const it = apiTest.override({ workerConfig: {} });
 
 describe('agent turns from the console', () => {
-  it('start with the session and CSRF header (202), stream over the session twin of /stream/attach', async () => {
+  it('start with the session and CSRF header (202), stream over the session twin of /stream/attach', async ({
+    t,
+    api,
+  }) => {
     const a = await createTenantWithUser(t);
     const s = await loginOverHttp(api.url, a.user.email, a.password);
     const headers = { cookie: s.cookie, 'x-csrf-token': s.csrf };
@@ -56,7 +42,7 @@ describe('agent turns from the console', () => {
     expect(history.body.messages.map((m: { role: string }) => m.role)).toEqual(['user', 'assistant']);
   });
 
-  it('spend the user’s daily budget, apart from each token’s; a refusal is 429', async () => {
+  it('spend the user’s daily budget, apart from each token’s; a refusal is 429', async ({ t, api }) => {
     const a = await createTenantWithUser(t, { budget: 1 });
     const s = await loginOverHttp(api.url, a.user.email, a.password);
     const headers = { cookie: s.cookie, 'x-csrf-token': s.csrf };
@@ -94,7 +80,7 @@ describe('agent turns from the console', () => {
     ).toBe(202);
   });
 
-  it('refuse a session of another tenant (404) and a blank prompt (400)', async () => {
+  it('refuse a session of another tenant (404) and a blank prompt (400)', async ({ t, api }) => {
     const a = await createTenantWithUser(t);
     const b = await createTenantWithUser(t);
     const sa = await loginOverHttp(api.url, a.user.email, a.password);

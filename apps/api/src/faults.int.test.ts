@@ -1,55 +1,32 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createPostgresDatabase } from '@opsi/db';
 import { createLogger } from '@opsi/logger';
 import { createRedis } from '@opsi/redis';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  mintTestToken,
-  startTestApi,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
+import { call } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 import { createApiRuntime } from './runtime';
-import { startApi, type RunningApi } from './server';
+import { startApi } from './server';
 
 // A dependency that is down must answer 503 {detail} promptly; an input Postgres cannot store must
 // answer 400 naming the field, before anything is written.
 
-let t: TestContext;
-let api: RunningApi;
-let member: TestMember;
-let token: string;
-let cookie: string;
-let csrf: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  member = await createTenantWithUser(t);
-  token = (await mintTestToken(t, member, 'read_write')).token;
-  ({ cookie, csrf } = await loginOverHttp(api.url, member.user.email, member.password));
-});
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
-
-/** Rows that any of the requests below could write. */
-async function counts() {
-  const tables = ['agent_sessions', 'agent_runs', 'agent_messages', 'learnings', 'api_tokens', 'audit_log'];
-  const out: Record<string, number> = {};
-  for (const table of tables) {
-    const row = await t.db
-      .selectFrom(table as 'agent_runs')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    out[table] = Number(row.n);
-  }
-  return out;
-}
+// Tenant A's owner: a read_write token (`token`) and a browser session (`cookie`, `csrf`); `counts()`,
+// the rows that any of the requests below could write.
+const it = apiTest
+  .extend('cookie', async ({ aLogin }) => aLogin.cookie)
+  .extend('csrf', async ({ aLogin }) => aLogin.csrf)
+  .extend('counts', async ({ t }) => async () => {
+    const tables = ['agent_sessions', 'agent_runs', 'agent_messages', 'learnings', 'api_tokens', 'audit_log'];
+    const out: Record<string, number> = {};
+    for (const table of tables) {
+      const row = await t.db
+        .selectFrom(table as 'agent_runs')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
+      out[table] = Number(row.n);
+    }
+    return out;
+  });
 
 describe('a NUL character (U+0000) in any string input', () => {
   const NUL = 'a\u0000b';
@@ -97,21 +74,28 @@ describe('a NUL character (U+0000) in any string input', () => {
       /path\.id/,
     ],
   ];
-  it.each(cases)('%s → 400 naming the field, nothing written', async (_, method, path, body, auth, field) => {
-    const before = await counts();
-    const headers: Record<string, string> = auth === 'session' ? { cookie, 'x-csrf-token': csrf } : {};
-    const res = await call(api.url, method, path, {
-      ...(auth === 'token' ? { token } : {}),
-      headers,
-      ...(body ? { body } : {}),
-    });
-    expect(res.status).toBe(400);
-    expect(res.body.detail).toMatch(field);
-    expect(res.body.detail).toMatch(/NUL/);
-    expect(await counts()).toEqual(before);
-  });
+  it.for(cases)(
+    '%s → 400 naming the field, nothing written',
+    async ([, method, path, body, auth, field], { api, aWrite: token, cookie, csrf, counts }) => {
+      const before = await counts();
+      const headers: Record<string, string> = auth === 'session' ? { cookie, 'x-csrf-token': csrf } : {};
+      const res = await call(api.url, method, path, {
+        ...(auth === 'token' ? { token } : {}),
+        headers,
+        ...(body ? { body } : {}),
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(field);
+      expect(res.body.detail).toMatch(/NUL/);
+      expect(await counts()).toEqual(before);
+    },
+  );
 
-  it('bytes that are not UTF-8, and lone surrogates, → 400, nothing written', async () => {
+  it('bytes that are not UTF-8, and lone surrogates, → 400, nothing written', async ({
+    api,
+    aWrite: token,
+    counts,
+  }) => {
     const before = await counts();
     const raw = Buffer.concat([Buffer.from('{"name": "a'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
     const bytes = await fetch(`${api.url}/api/v1/sessions`, {
@@ -131,7 +115,7 @@ describe('a NUL character (U+0000) in any string input', () => {
     expect(await counts()).toEqual(before);
   });
 
-  it('a body nested thousands deep → 400, not a crash', async () => {
+  it('a body nested thousands deep → 400, not a crash', async ({ api, aWrite: token }) => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);
     const res = await call(api.url, 'POST', '/api/v1/sessions', {
       token,
@@ -144,22 +128,25 @@ describe('a NUL character (U+0000) in any string input', () => {
 });
 
 describe('sequence numbers take decimal digits only', () => {
-  it.each(['0x2', '1e3', '-1', '2.0', '+2', '0b1'])('Last-Event-ID %j → 400', async (value) => {
-    const res = await call(api.url, 'GET', '/api/v1/stream/attach?session_id=s1', {
-      token,
-      headers: { 'last-event-id': value },
-    });
-    expect(res.status).toBe(400);
-    expect(res.body.detail).toMatch(/Last-Event-ID/);
-  });
-  it.each(['0x10', '1e3', '-1', '1.5', ''])('after_seq=%j → 400', async (value) => {
+  it.for(['0x2', '1e3', '-1', '2.0', '+2', '0b1'])(
+    'Last-Event-ID %j → 400',
+    async (value, { api, aWrite: token }) => {
+      const res = await call(api.url, 'GET', '/api/v1/stream/attach?session_id=s1', {
+        token,
+        headers: { 'last-event-id': value },
+      });
+      expect(res.status).toBe(400);
+      expect(res.body.detail).toMatch(/Last-Event-ID/);
+    },
+  );
+  it.for(['0x10', '1e3', '-1', '1.5', ''])('after_seq=%j → 400', async (value, { api, aWrite: token }) => {
     const res = await call(api.url, 'GET', `/api/v1/stream/attach?session_id=s1&after_seq=${value}`, {
       token,
     });
     expect(res.status).toBe(400);
     expect(res.body.detail).toMatch(/after_seq/);
   });
-  it('decimal digits are accepted (404: the session does not exist)', async () => {
+  it('decimal digits are accepted (404: the session does not exist)', async ({ api, aWrite: token }) => {
     const res = await call(api.url, 'GET', '/api/v1/stream/attach?session_id=s1&after_seq=16', {
       token,
       headers: { 'last-event-id': '3' },
@@ -169,7 +156,10 @@ describe('sequence numbers take decimal digits only', () => {
 });
 
 describe('a dependency that is down answers 503 {detail}, promptly', () => {
-  it('Postgres unreachable: requests that need it → 503 naming the database; /readyz says so', async () => {
+  it('Postgres unreachable: requests that need it → 503 naming the database; /readyz says so', async ({
+    aWrite: token,
+    t,
+  }) => {
     const deadDb = createPostgresDatabase('postgres://postgres@127.0.0.1:1/none', {
       connectionTimeoutMillis: 2000,
     });
@@ -208,7 +198,12 @@ describe('a dependency that is down answers 503 {detail}, promptly', () => {
     }
   });
 
-  it('Redis unreachable: /ask, /stream and /stream/attach → 503 {detail}, nothing spent or written', async () => {
+  it('Redis unreachable: /ask, /stream and /stream/attach → 503 {detail}, nothing spent or written', async ({
+    api,
+    aWrite: token,
+    counts,
+    t,
+  }) => {
     const deadUrl = 'redis://127.0.0.1:1';
     const runtime = createApiRuntime(t.config, deadUrl, createLogger(t.config));
     const broken = await startApi({

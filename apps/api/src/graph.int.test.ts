@@ -1,42 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { advanceDemo, connectEnvironment, getScan, requestScan, runScan } from '@opsi/core';
 import { sql } from '@opsi/db';
 import { JobProducer } from '@opsi/jobs';
 import { createRedis } from '@opsi/redis';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  startTestApi,
-  startTestWorker,
-  testRedisUrl,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { call, createTenantWithUser, mintTestToken, testRedisUrl } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // Every expectation about the seeded demo is computed here from the inventory tables (SQL over
 // resources, resource_edges, resource_history, inventory_events, findings), never from the graph code.
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let producer: JobProducer;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let free: TestMember;
-let empty: TestMember;
-let aRead: string;
-let bRead: string;
-let freeRead: string;
-let emptyRead: string;
-
 type Row = Record<string, any>;
-const rows = async (q: ReturnType<typeof sql>) => (await q.execute(t.db)).rows as Row[];
 const ids = (list: Row[]) => list.map((r) => String(r.id)).sort();
-const get = (path: string, token = aRead) => call(url, 'GET', path, { token });
 
 async function until<T>(what: string, f: () => Promise<T | undefined | null | false>): Promise<T> {
   for (let i = 0; i < 600; i++) {
@@ -47,16 +21,87 @@ async function until<T>(what: string, f: () => Promise<T | undefined | null | fa
   throw new Error(`timed out waiting for ${what}`);
 }
 
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { WORKER_QUEUES: ['pulse'] });
-  producer = new JobProducer(createRedis(testRedisUrl(), 'producer'), t.redisPrefix);
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-  free = await createTenantWithUser(t, { tier: 'free' });
-  empty = await createTenantWithUser(t);
+const it = apiTest
+  // Only the pulse pool: tenant A's scan, then the resilience job it enqueues.
+  .override({ workerConfig: { WORKER_QUEUES: ['pulse'] } })
+  .extend('producer', { scope: 'file' }, async ({ t }, { onCleanup }) => {
+    const producer = new JobProducer(createRedis(testRedisUrl(), 'producer'), t.redisPrefix);
+    onCleanup(() => producer.close());
+    return producer;
+  })
+  // A free-tier tenant, and one with nothing connected.
+  .extend('empty', { scope: 'file' }, async ({ t }) => createTenantWithUser(t))
+  .extend(
+    'emptyRead',
+    { scope: 'file' },
+    async ({ t, empty }) => (await mintTestToken(t, empty, 'read')).token,
+  )
+  .extend(
+    'rows',
+    { scope: 'file' },
+    async ({ t }) =>
+      async (q: ReturnType<typeof sql>) =>
+        (await q.execute(t.db)).rows as Row[],
+  )
+  .extend(
+    'get',
+    { scope: 'file' },
+    async ({ url, aRead }) =>
+      (path: string, token = aRead) =>
+        call(url, 'GET', path, { token }),
+  )
+  /** The one resource of tenant A matching a condition. */
+  .extend(
+    'one',
+    { scope: 'file' },
+    async ({ rows }) =>
+      async (tenantId: string, where: ReturnType<typeof sql>) => {
+        const r = await rows(
+          sql`select id, arn, native_id, availability_zone from resources where tenant_id = ${tenantId} and deleted_at is null and ${where}`,
+        );
+        expect(r).toHaveLength(1);
+        return r[0]!;
+      },
+  )
+  .extend(
+    'paymentsDb',
+    { scope: 'file' },
+    async ({ one, a }) =>
+      () =>
+        one(
+          a.tenant.id,
+          sql`type = 'aws_rds_db_instance' and (attributes->>'publicly_accessible')::boolean
+        and (attributes->>'backup_retention_period')::int = 0 and not (attributes->>'deletion_protection')::boolean`,
+        ),
+  )
+  /** NAT gateways whose route tables serve subnets in more than one AZ. */
+  .extend(
+    'multiAzNats',
+    { scope: 'file' },
+    async ({ rows }) =>
+      async (tenantId: string) =>
+        rows(sql`
+    select nat.id, nat.availability_zone from resources nat
+    join resource_edges rt on rt.tenant_id = nat.tenant_id and rt.to_arn = nat.arn and rt.kind = 'routes-to'
+    join resource_edges se on se.tenant_id = nat.tenant_id and se.to_arn = rt.from_arn and se.kind = 'depends-on'
+    join resources s on s.tenant_id = nat.tenant_id and s.arn = se.from_arn and s.type = 'aws_vpc_subnet'
+    where nat.tenant_id = ${tenantId} and nat.type = 'aws_vpc_nat_gateway' and nat.deleted_at is null
+    group by nat.id, nat.availability_zone having count(distinct s.availability_zone) > 1`),
+  )
+  .extend(
+    'openFindingIds',
+    { scope: 'file' },
+    async ({ rows, a }) =>
+      async (arn: string, checks: string[]) =>
+        ids(
+          await rows(sql`select f.id from findings f join finding_resources fr on fr.finding_id = f.id
+      where f.tenant_id = ${a.tenant.id} and fr.arn = ${arn} and f.status = 'open' and f.check_id in (${sql.join(checks)})`),
+        ),
+  );
+
+// Tenants A and B have demo environments of different seeds (42 and 43), each scanned; C (free) and
+// the empty tenant have none.
+it.beforeAll(async ({ t, a, b, producer, get }) => {
   await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
   await connectEnvironment(t.db, b.tenant.id, { kind: 'demo', seed: 43, size: 'small', epoch: '2026-11-01' });
   // Tenant A's scan goes through the worker: the scan job, then the resilience job it enqueues.
@@ -64,54 +109,15 @@ beforeAll(async () => {
   const sb = await requestScan(t.db, null, b.tenant.id, 'test');
   await runScan(t.db, sb.id);
   await until('scan', async () => (await getScan(t.db, a.tenant.id, scan.id))?.status === 'completed');
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  bRead = (await mintTestToken(t, b, 'read')).token;
-  freeRead = (await mintTestToken(t, free, 'read')).token;
-  emptyRead = (await mintTestToken(t, empty, 'read')).token;
   await until('resilience', async () => (await get('/api/v1/resilience/status')).body.status === 'ready');
 }, 180_000);
-afterAll(async () => {
-  await worker?.close();
-  await producer?.close();
-  await api?.close();
-  await t?.close();
-});
-
-/** The one resource of tenant A matching a condition. */
-async function one(tenantId: string, where: ReturnType<typeof sql>) {
-  const r = await rows(
-    sql`select id, arn, native_id, availability_zone from resources where tenant_id = ${tenantId} and deleted_at is null and ${where}`,
-  );
-  expect(r).toHaveLength(1);
-  return r[0]!;
-}
-const paymentsDb = () =>
-  one(
-    a.tenant.id,
-    sql`type = 'aws_rds_db_instance' and (attributes->>'publicly_accessible')::boolean
-        and (attributes->>'backup_retention_period')::int = 0 and not (attributes->>'deletion_protection')::boolean`,
-  );
-
-/** NAT gateways whose route tables serve subnets in more than one AZ. */
-async function multiAzNats(tenantId: string) {
-  return rows(sql`
-    select nat.id, nat.availability_zone from resources nat
-    join resource_edges rt on rt.tenant_id = nat.tenant_id and rt.to_arn = nat.arn and rt.kind = 'routes-to'
-    join resource_edges se on se.tenant_id = nat.tenant_id and se.to_arn = rt.from_arn and se.kind = 'depends-on'
-    join resources s on s.tenant_id = nat.tenant_id and s.arn = se.from_arn and s.type = 'aws_vpc_subnet'
-    where nat.tenant_id = ${tenantId} and nat.type = 'aws_vpc_nat_gateway' and nat.deleted_at is null
-    group by nat.id, nat.availability_zone having count(distinct s.availability_zone) > 1`);
-}
-
-async function openFindingIds(arn: string, checks: string[]) {
-  return ids(
-    await rows(sql`select f.id from findings f join finding_resources fr on fr.finding_id = f.id
-      where f.tenant_id = ${a.tenant.id} and fr.arn = ${arn} and f.status = 'open' and f.check_id in (${sql.join(checks)})`),
-  );
-}
 
 describe('GET /api/v1/graph/summary', () => {
-  it('counts the nodes by type as the inventory holds them, with the health roll-up and the last scan', async () => {
+  it('counts the nodes by type as the inventory holds them, with the health roll-up and the last scan', async ({
+    a,
+    rows,
+    get,
+  }) => {
     const res = await get('/api/v1/graph/summary');
     expect(res.status).toBe(200);
     const byType = await rows(
@@ -134,7 +140,7 @@ describe('GET /api/v1/graph/summary', () => {
     expect(res.body.last_scan_at).toBe((scan!.at as Date).toISOString());
   });
 
-  it('a tenant without an environment gets zeros and last_scan_at null', async () => {
+  it('a tenant without an environment gets zeros and last_scan_at null', async ({ emptyRead, get }) => {
     const res = await get('/api/v1/graph/summary', emptyRead);
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -150,13 +156,18 @@ describe('GET /api/v1/graph/summary', () => {
     });
   });
 
-  it('needs a token', async () => {
+  it('needs a token', async ({ url }) => {
     expect((await call(url, 'GET', '/api/v1/graph/summary')).status).toBe(401);
   });
 });
 
 describe('GET /api/v1/graph/search', () => {
-  it('finds by name, native id, ARN, id and tag value, with open findings, exact match first', async () => {
+  it('finds by name, native id, ARN, id and tag value, with open findings, exact match first', async ({
+    a,
+    rows,
+    get,
+    paymentsDb,
+  }) => {
     const db = await paymentsDb();
     for (const q of ['prod-payments-db', db.arn, db.id, String(db.native_id).toUpperCase()]) {
       const res = await get(`/api/v1/graph/search?q=${encodeURIComponent(q)}`);
@@ -180,7 +191,7 @@ describe('GET /api/v1/graph/search', () => {
     expect(limited.body.results).toHaveLength(2);
   });
 
-  it('never answers another tenant’s resources', async () => {
+  it('never answers another tenant’s resources', async ({ b, emptyRead, rows, get }) => {
     const [bNat] = await rows(
       sql`select native_id from resources where tenant_id = ${b.tenant.id} and type = 'aws_vpc_nat_gateway' limit 1`,
     );
@@ -189,7 +200,7 @@ describe('GET /api/v1/graph/search', () => {
     expect((await get('/api/v1/graph/search?q=prod', emptyRead)).body).toEqual({ results: [] });
   });
 
-  it.each([
+  it.for([
     [''],
     ['?q='],
     ['?q=%20%20'],
@@ -197,7 +208,7 @@ describe('GET /api/v1/graph/search', () => {
     ['?q=a&limit=0'],
     ['?q=a&limit=501'],
     ['?q=a&limit=ten'],
-  ])('400 for %s', async (query) => {
+  ])('400 for %s', async ([query], { get }) => {
     const res = await get(`/api/v1/graph/search${query}`);
     expect(res.status).toBe(400);
     expect(res.body.detail).toEqual(expect.any(String));
@@ -205,7 +216,12 @@ describe('GET /api/v1/graph/search', () => {
 });
 
 describe('GET /api/v1/graph/blast-radius/{id}', () => {
-  it('the production database takes down the services that use it, by depth, with paths and edge kinds', async () => {
+  it('the production database takes down the services that use it, by depth, with paths and edge kinds', async ({
+    a,
+    rows,
+    get,
+    paymentsDb,
+  }) => {
     const db = await paymentsDb();
     // Independently: instances that depend on it, the target groups that target them, the load
     // balancers that route to those, the DNS records that resolve to those.
@@ -254,7 +270,7 @@ describe('GET /api/v1/graph/blast-radius/{id}', () => {
     expect(d3.body.impacted.map((x: Row) => x.id)).not.toEqual(expect.arrayContaining(ids(dns)));
   });
 
-  it('one of several targets failing only degrades its target group', async () => {
+  it('one of several targets failing only degrades its target group', async ({ a, rows, get }) => {
     const [inst] =
       await rows(sql`select r.id from resource_edges e join resources r on r.tenant_id = e.tenant_id and r.arn = e.to_arn
       where e.tenant_id = ${a.tenant.id} and e.kind = 'targets' and e.from_arn in (
@@ -265,7 +281,7 @@ describe('GET /api/v1/graph/blast-radius/{id}', () => {
     expect(tg.impact).toBe('degraded');
   });
 
-  it('names the resource by its id, its URL-encoded ARN or its native id', async () => {
+  it('names the resource by its id, its URL-encoded ARN or its native id', async ({ get, paymentsDb }) => {
     const db = await paymentsDb();
     const byId = await get(`/api/v1/graph/blast-radius/${db.id}`);
     for (const ref of [encodeURIComponent(db.arn), db.native_id]) {
@@ -275,7 +291,13 @@ describe('GET /api/v1/graph/blast-radius/{id}', () => {
     }
   });
 
-  it('another tenant’s resource is 404 by id, ARN and native id, and so is an unknown one', async () => {
+  it('another tenant’s resource is 404 by id, ARN and native id, and so is an unknown one', async ({
+    b,
+    bRead,
+    emptyRead,
+    rows,
+    get,
+  }) => {
     const [nat] = await rows(
       sql`select id, arn, native_id from resources where tenant_id = ${b.tenant.id} and type = 'aws_vpc_nat_gateway' order by arn limit 1`,
     );
@@ -290,14 +312,19 @@ describe('GET /api/v1/graph/blast-radius/{id}', () => {
     expect((await get(`/api/v1/graph/blast-radius/${nat!.id}`, emptyRead)).status).toBe(404);
   });
 
-  it.each(['0', '11', 'x', '2.5'])('400 for depth=%s', async (depth) => {
+  it.for(['0', '11', 'x', '2.5'])('400 for depth=%s', async (depth, { get, paymentsDb }) => {
     const db = await paymentsDb();
     expect((await get(`/api/v1/graph/blast-radius/${db.id}?depth=${depth}`)).status).toBe(400);
   });
 });
 
 describe('GET /api/v1/graph/health', () => {
-  it('is critical where a critical finding is, and rolls up to what depends on it', async () => {
+  it('is critical where a critical finding is, and rolls up to what depends on it', async ({
+    a,
+    rows,
+    get,
+    paymentsDb,
+  }) => {
     const crit =
       await rows(sql`select distinct r.id, r.arn from findings f join finding_resources fr on fr.finding_id = f.id
       join resources r on r.tenant_id = fr.tenant_id and r.arn = fr.arn and r.deleted_at is null
@@ -319,7 +346,7 @@ describe('GET /api/v1/graph/health', () => {
     expect(new Set(mine.map((r: Row) => r.inherited_from))).toEqual(new Set([db.id]));
   });
 
-  it('pages with limit and offset; worst first; totals cover every node', async () => {
+  it('pages with limit and offset; worst first; totals cover every node', async ({ emptyRead, get }) => {
     const all = await get('/api/v1/graph/health?limit=500');
     const summary = await get('/api/v1/graph/summary');
     expect(all.body.totals).toEqual(summary.body.health);
@@ -338,16 +365,22 @@ describe('GET /api/v1/graph/health', () => {
     });
   });
 
-  it.each(['?limit=0', '?limit=501', '?offset=-1', '?status=broken', '?offset=x'])(
+  it.for(['?limit=0', '?limit=501', '?offset=-1', '?status=broken', '?offset=x'])(
     '400 for %s',
-    async (q) => {
+    async (q, { get }) => {
       expect((await get(`/api/v1/graph/health${q}`)).status).toBe(400);
     },
   );
 });
 
 describe('GET /api/v1/graph/risks', () => {
-  it('lists the NAT gateway serving several AZs, the capacity-1 group and the single-AZ database as SPOFs', async () => {
+  it('lists the NAT gateway serving several AZs, the capacity-1 group and the single-AZ database as SPOFs', async ({
+    a,
+    rows,
+    get,
+    multiAzNats,
+    openFindingIds,
+  }) => {
     const res = await get('/api/v1/graph/risks');
     expect(res.status).toBe(200);
     const spofs = res.body.risks.filter((r: Row) => r.kind === 'spof');
@@ -374,7 +407,13 @@ describe('GET /api/v1/graph/risks', () => {
     expect(sev).toEqual([...sev].sort((x: number, y: number) => y - x));
   });
 
-  it('finds the toxic combination: Internet-exposed instances reaching the public, unprotected database', async () => {
+  it('finds the toxic combination: Internet-exposed instances reaching the public, unprotected database', async ({
+    a,
+    rows,
+    get,
+    paymentsDb,
+    openFindingIds,
+  }) => {
     const db = await paymentsDb();
     // Running instances with a public address behind a security group open to 0.0.0.0/0.
     const exposed = await rows(sql`select distinct i.id from resources i
@@ -401,13 +440,18 @@ describe('GET /api/v1/graph/risks', () => {
     expect(toxic.finding_ids).toEqual(expect.arrayContaining(combined));
   });
 
-  it('an empty tenant has no risks', async () => {
+  it('an empty tenant has no risks', async ({ emptyRead, get }) => {
     expect((await get('/api/v1/graph/risks', emptyRead)).body).toEqual({ risks: [] });
   });
 });
 
 describe('GET /api/v1/graph/drift', () => {
-  it('shows the seeded drift of the first scan’s past with before, after and the CloudTrail actor', async () => {
+  it('shows the seeded drift of the first scan’s past with before, after and the CloudTrail actor', async ({
+    a,
+    rows,
+    get,
+    paymentsDb,
+  }) => {
     const res = await get('/api/v1/graph/drift?days=7');
     expect(res.status).toBe(200);
     const history = await rows(sql`
@@ -435,7 +479,7 @@ describe('GET /api/v1/graph/drift', () => {
     expect(ids(wide.body.added)).toEqual(ids(res.body.added));
   });
 
-  it('takes since/until, and a window with nothing in it is empty', async () => {
+  it('takes since/until, and a window with nothing in it is empty', async ({ emptyRead, get }) => {
     const res = await get('/api/v1/graph/drift?since=2020-01-01T00:00:00Z&until=2020-01-02T00:00:00Z');
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -450,7 +494,7 @@ describe('GET /api/v1/graph/drift', () => {
     expect([e.body.added, e.body.removed, e.body.changed]).toEqual([[], [], []]);
   });
 
-  it.each([
+  it.for([
     '?days=0',
     '?days=91',
     '?days=x',
@@ -458,7 +502,7 @@ describe('GET /api/v1/graph/drift', () => {
     '?until=2026-13-01T00:00:00Z',
     '?since=2026-11-02T00:00:00Z&until=2026-11-01T00:00:00Z',
     '?days=3&since=2026-11-01T00:00:00Z',
-  ])('400 for %s', async (q) => {
+  ])('400 for %s', async (q, { get }) => {
     const res = await get(`/api/v1/graph/drift${q}`);
     expect(res.status).toBe(400);
     expect(res.body.detail).toEqual(expect.any(String));
@@ -466,7 +510,13 @@ describe('GET /api/v1/graph/drift', () => {
 });
 
 describe('resilience', () => {
-  it('is ready after the scan’s job, and the loss of the AZ holding the single-AZ resources lists them', async () => {
+  it('is ready after the scan’s job, and the loss of the AZ holding the single-AZ resources lists them', async ({
+    a,
+    rows,
+    get,
+    paymentsDb,
+    multiAzNats,
+  }) => {
     const status = await get('/api/v1/resilience/status');
     expect(status.status).toBe(200);
     expect(status.body).toEqual({
@@ -514,7 +564,7 @@ describe('resilience', () => {
     expect(page.body.findings.map((f: Row) => f.id)).toEqual([res.body.findings[1].id]);
   });
 
-  it('a free tenant gets 402 tier_restricted', async () => {
+  it('a free tenant gets 402 tier_restricted', async ({ freeRead, get }) => {
     for (const path of ['/api/v1/resilience/status', '/api/v1/resilience/findings']) {
       const res = await get(path, freeRead);
       expect(res.status).toBe(402);
@@ -526,7 +576,7 @@ describe('resilience', () => {
     }
   });
 
-  it('a tenant with no run has no_data and no findings', async () => {
+  it('a tenant with no run has no_data and no findings', async ({ emptyRead, get }) => {
     expect((await get('/api/v1/resilience/status', emptyRead)).body).toEqual({
       status: 'no_data',
       last_run_at: null,
@@ -537,13 +587,13 @@ describe('resilience', () => {
     expect((await get('/api/v1/resilience/findings', emptyRead)).body).toEqual({ findings: [], total: 0 });
   });
 
-  it.each(['?limit=0', '?limit=501', '?offset=-1', '?scenario=meteor'])('400 for %s', async (q) => {
+  it.for(['?limit=0', '?limit=501', '?offset=-1', '?scenario=meteor'])('400 for %s', async (q, { get }) => {
     expect((await get(`/api/v1/resilience/findings${q}`)).status).toBe(400);
   });
 });
 
 describe('after demo advance', () => {
-  it('drift shows the later changes with their actors', async () => {
+  it('drift shows the later changes with their actors', async ({ a, t, rows, get }) => {
     await advanceDemo(t.db, a.tenant.id, 1);
     const scan = await requestScan(t.db, null, a.tenant.id, 'test');
     await runScan(t.db, scan.id);

@@ -1,44 +1,22 @@
 import Koa from 'koa';
 import { createServer, request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createLogger } from '@opsi/logger';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  mintTestToken,
-  startTestApi,
-  type TestContext,
-} from '@opsi/test-support';
+import { call, startTestApi } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 import { errorMiddleware } from './http/errors';
 import { createHttpMetrics } from './http/metrics';
 import { requestContext } from './http/request-context';
-import type { RunningApi } from './server';
 
-let t: TestContext;
-let api: RunningApi;
-let url: string;
-let token: string;
-let cookie: string;
-let csrf: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t, { BODY_LIMIT_BYTES: 2048 });
-  url = api.url;
-  const member = await createTenantWithUser(t);
-  token = (await mintTestToken(t, member, 'read_write')).token;
-  ({ cookie, csrf } = await loginOverHttp(url, member.user.email, member.password));
-});
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
+// Tenant A's owner: a read_write token, and a browser session (cookie and CSRF token).
+const it = apiTest
+  .override({ apiConfig: { BODY_LIMIT_BYTES: 2048 } })
+  .extend('cookie', async ({ aLogin }) => aLogin.cookie)
+  .extend('csrf', async ({ aLogin }) => aLogin.csrf);
 
 describe('errors are {detail}', () => {
-  it('unknown route → 404', async () => {
+  it('unknown route → 404', async ({ url, aWrite: token }) => {
     for (const path of ['/nope', '/api/v1/nope', '/api/v2/version']) {
       const res = await call(url, 'GET', path, { token });
       expect(res.status).toBe(404);
@@ -46,14 +24,14 @@ describe('errors are {detail}', () => {
     }
   });
 
-  it('known path, wrong method → 405 with Allow', async () => {
+  it('known path, wrong method → 405 with Allow', async ({ url }) => {
     const res = await call(url, 'PUT', '/api/v1/version');
     expect(res.status).toBe(405);
     expect(res.body).toEqual({ detail: expect.any(String) });
     expect(res.headers.get('allow')).toContain('GET');
   });
 
-  it('malformed JSON → 400', async () => {
+  it('malformed JSON → 400', async ({ url, cookie, csrf }) => {
     const res = await call(url, 'POST', '/api/v1/tokens', {
       headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' },
       rawBody: '{"name": "x", ',
@@ -62,7 +40,7 @@ describe('errors are {detail}', () => {
     expect(res.body).toEqual({ detail: 'Malformed JSON in the request body.' });
   });
 
-  it('wrong content type → 415', async () => {
+  it('wrong content type → 415', async ({ url, cookie, csrf }) => {
     const res = await call(url, 'POST', '/api/v1/tokens', {
       headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'text/plain' },
       rawBody: 'name=x',
@@ -71,7 +49,7 @@ describe('errors are {detail}', () => {
     expect(res.body).toEqual({ detail: expect.stringContaining('application/json') });
   });
 
-  it('oversized body → 413', async () => {
+  it('oversized body → 413', async ({ url, cookie, csrf }) => {
     const res = await call(url, 'POST', '/api/v1/tokens', {
       headers: { cookie, 'x-csrf-token': csrf },
       body: { name: 'x'.repeat(4096), scope: 'read' },
@@ -80,7 +58,11 @@ describe('errors are {detail}', () => {
     expect(res.body).toEqual({ detail: 'Request body too large (limit 2048 bytes).' });
   });
 
-  it('an oversized body still being streamed gets its 413, every time (declared length or chunked)', async () => {
+  it('an oversized body still being streamed gets its 413, every time (declared length or chunked)', async ({
+    url,
+    cookie,
+    csrf,
+  }) => {
     // 8 MiB against a 2 KiB limit: the server refuses long before the client is done sending.
     const total = 8 * 1024 * 1024;
     for (let i = 0; i < 5; i++) {
@@ -110,7 +92,7 @@ describe('errors are {detail}', () => {
     expect((await call(url, 'GET', '/api/v1/version')).status).toBe(200);
   });
 
-  it('authentication comes before body parsing: a bad token with a bad body is 401', async () => {
+  it('authentication comes before body parsing: a bad token with a bad body is 401', async ({ url }) => {
     const res = await call(url, 'DELETE', '/api/v1/tokens/x', {
       token: 'garbage',
       rawBody: '{',
@@ -143,7 +125,7 @@ describe('errors are {detail}', () => {
 });
 
 describe('x-request-id', () => {
-  it('is on every response, and a safe caller id is echoed', async () => {
+  it('is on every response, and a safe caller id is echoed', async ({ url, aWrite: token }) => {
     for (const [method, path, opts] of [
       ['GET', '/api/v1/version', {}],
       ['GET', '/api/v1/me', {}],
@@ -165,7 +147,7 @@ describe('x-request-id', () => {
 });
 
 describe('operations endpoints', () => {
-  it('/healthz and /readyz answer without authentication', async () => {
+  it('/healthz and /readyz answer without authentication', async ({ url }) => {
     expect((await call(url, 'GET', '/healthz')).body).toEqual({ status: 'ok' });
     expect((await call(url, 'GET', '/readyz')).body).toEqual({
       status: 'ready',
@@ -173,7 +155,7 @@ describe('operations endpoints', () => {
     });
   });
 
-  it('/readyz → 503 {detail} when Redis is unreachable', async () => {
+  it('/readyz → 503 {detail} when Redis is unreachable', async ({ t }) => {
     const { createRedis } = await import('@opsi/redis');
     const deadRedis = createRedis('redis://127.0.0.1:1', 'command');
     const { startApi } = await import('./server');
@@ -199,7 +181,10 @@ describe('operations endpoints', () => {
     }
   });
 
-  it('/metrics counts requests by route template and status, never by raw path', async () => {
+  it('/metrics counts requests by route template and status, never by raw path', async ({
+    url,
+    aWrite: token,
+  }) => {
     await call(url, 'DELETE', '/api/v1/tokens/3f1a0c1e-0000-4000-8000-000000000000', { token });
     const res = await fetch(`${url}/metrics`);
     const text = await res.text();
@@ -213,7 +198,7 @@ describe('operations endpoints', () => {
     expect(text).not.toContain('3f1a0c1e');
   });
 
-  it('/metrics can be put behind METRICS_TOKEN', async () => {
+  it('/metrics can be put behind METRICS_TOKEN', async ({ t }) => {
     const guarded = await startTestApi(t, { METRICS_TOKEN: 'operator-secret-123456' });
     try {
       expect((await fetch(`${guarded.url}/metrics`)).status).toBe(401);
@@ -226,7 +211,7 @@ describe('operations endpoints', () => {
     }
   });
 
-  it('serves the OpenAPI document built from the route declarations', async () => {
+  it('serves the OpenAPI document built from the route declarations', async ({ url }) => {
     const res = await call(url, 'GET', '/api/v1/openapi.json');
     expect(res.status).toBe(200);
     expect(res.body.openapi).toBe('3.1.0');

@@ -1,43 +1,10 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningApi } from './server';
+import { describe, expect } from 'vitest';
 import { deleteUser, expireToken } from '@opsi/core';
-import {
-  addUser,
-  call,
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  mintTestToken,
-  startTestApi,
-  type BrowserLogin,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
+import { addUser, call, loginOverHttp, mintTestToken, type BrowserLogin } from '@opsi/test-support';
+import { apiTest as it } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let api: RunningApi;
-let url: string;
-let a: TestMember; // tenant A, owner
-let b: TestMember; // tenant B, owner
-let aLogin: BrowserLogin;
-let aRead: string;
-let aWrite: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-  aLogin = await loginOverHttp(url, a.user.email, a.password);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-});
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
+// Tenant A's owner (tokens and a browser session) and tenant B's come from the API fixture.
 
 const session = (login: BrowserLogin, withCsrf = true) => ({
   cookie: login.cookie,
@@ -51,7 +18,7 @@ function expectDetail(res: { status: number; body: Record<string, unknown> }, st
 }
 
 describe('GET /api/v1/version', () => {
-  it('answers without authentication and ignores any Authorization header', async () => {
+  it('answers without authentication and ignores any Authorization header', async ({ url }) => {
     const variants: Array<Record<string, string>> = [
       {},
       { authorization: 'Bearer garbage' },
@@ -84,7 +51,7 @@ describe('authentication: every failure is 401 {detail}, never a fall-through', 
     ['GET', '/api/v1/audit/verify'],
   ];
   for (const [name, headers] of cases) {
-    it(`${name} → 401 on every endpoint`, async () => {
+    it(`${name} → 401 on every endpoint`, async ({ url }) => {
       for (const [method, path] of endpoints) {
         const res = await call(url, method, path, { headers });
         expectDetail(res, 401);
@@ -93,12 +60,12 @@ describe('authentication: every failure is 401 {detail}, never a fall-through', 
     });
   }
 
-  it('a browser session cookie alone does not authenticate /api/v1 endpoints', async () => {
+  it('a browser session cookie alone does not authenticate /api/v1 endpoints', async ({ url, aLogin }) => {
     expectDetail(await call(url, 'GET', '/api/v1/me', { headers: session(aLogin) }), 401);
     expectDetail(await call(url, 'GET', '/api/v1/tokens', { headers: session(aLogin) }), 401);
   });
 
-  it('an expired token → 401', async () => {
+  it('an expired token → 401', async ({ url, a, t }) => {
     const { token, id } = await mintTestToken(t, a, 'read_write', { expiresInDays: 30 });
     expect((await call(url, 'GET', '/api/v1/me', { token })).status).toBe(200);
     await expireToken(t.db, id);
@@ -107,7 +74,7 @@ describe('authentication: every failure is 401 {detail}, never a fall-through', 
     expect(res.body.detail).toMatch(/expired/);
   });
 
-  it("a deleted user's token → 401 (and their session too)", async () => {
+  it("a deleted user's token → 401 (and their session too)", async ({ url, a, t }) => {
     const member = await addUser(t, a, 'member');
     const { token } = await mintTestToken(t, member, 'read_write');
     const login = await loginOverHttp(url, member.user.email, member.password);
@@ -125,7 +92,7 @@ describe('authentication: every failure is 401 {detail}, never a fall-through', 
 });
 
 describe('GET /api/v1/me', () => {
-  it('answers the identity, tenant and token of the caller', async () => {
+  it('answers the identity, tenant and token of the caller', async ({ url, a, aRead }) => {
     const res = await call(url, 'GET', '/api/v1/me', { token: aRead });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
@@ -137,7 +104,13 @@ describe('GET /api/v1/me', () => {
 });
 
 describe('POST /api/v1/tokens (browser session only)', () => {
-  it('mints: 201 with the secret once, opsi_ + 43 URL-safe characters, audit-logged', async () => {
+  it('mints: 201 with the secret once, opsi_ + 43 URL-safe characters, audit-logged', async ({
+    url,
+    a,
+    aLogin,
+    aRead,
+    t,
+  }) => {
     const res = await call(url, 'POST', '/api/v1/tokens', {
       headers: session(aLogin),
       body: { name: 'ci pipeline', scope: 'read_write', expires_in_days: 7 },
@@ -171,7 +144,7 @@ describe('POST /api/v1/tokens (browser session only)', () => {
     expect(JSON.stringify(row)).not.toContain(res.body.token);
   });
 
-  it('expires_at is null without expires_in_days', async () => {
+  it('expires_at is null without expires_in_days', async ({ url, aLogin }) => {
     const res = await call(url, 'POST', '/api/v1/tokens', {
       headers: session(aLogin),
       body: { name: 'forever', scope: 'read' },
@@ -180,7 +153,12 @@ describe('POST /api/v1/tokens (browser session only)', () => {
     expect(res.body.expires_at).toBeNull();
   });
 
-  it('a bearer token gets 403, read or read_write: a token never mints a token', async () => {
+  it('a bearer token gets 403, read or read_write: a token never mints a token', async ({
+    url,
+    aLogin,
+    aRead,
+    aWrite,
+  }) => {
     for (const token of [aRead, aWrite]) {
       expectDetail(
         await call(url, 'POST', '/api/v1/tokens', { token, body: { name: 'x', scope: 'read' } }),
@@ -198,7 +176,7 @@ describe('POST /api/v1/tokens (browser session only)', () => {
     );
   });
 
-  it('a cookie-authenticated mutation without the right X-CSRF-Token → 403', async () => {
+  it('a cookie-authenticated mutation without the right X-CSRF-Token → 403', async ({ url, aLogin }) => {
     expectDetail(
       await call(url, 'POST', '/api/v1/tokens', {
         headers: session(aLogin, false),
@@ -215,7 +193,7 @@ describe('POST /api/v1/tokens (browser session only)', () => {
     );
   });
 
-  it('no session → 401', async () => {
+  it('no session → 401', async ({ url }) => {
     expectDetail(await call(url, 'POST', '/api/v1/tokens', { body: { name: 'x', scope: 'read' } }), 401);
   });
 
@@ -232,7 +210,7 @@ describe('POST /api/v1/tokens (browser session only)', () => {
     ['body not an object', ['x']],
   ];
   for (const [name, body] of invalid) {
-    it(`${name} → 400 and nothing minted`, async () => {
+    it(`${name} → 400 and nothing minted`, async ({ url, aLogin, t }) => {
       const before = await t.db
         .selectFrom('api_tokens')
         .select(({ fn }) => fn.countAll<number>().as('n'))
@@ -247,7 +225,7 @@ describe('POST /api/v1/tokens (browser session only)', () => {
     });
   }
 
-  it('a viewer may mint read tokens only', async () => {
+  it('a viewer may mint read tokens only', async ({ url, a, t }) => {
     const viewer = await addUser(t, a, 'viewer');
     const login = await loginOverHttp(url, viewer.user.email, viewer.password);
     expect(
@@ -269,7 +247,13 @@ describe('POST /api/v1/tokens (browser session only)', () => {
 });
 
 describe('GET /api/v1/tokens', () => {
-  it("lists the caller's own tokens as metadata, never a secret or hash", async () => {
+  it("lists the caller's own tokens as metadata, never a secret or hash", async ({
+    url,
+    a,
+    aLogin,
+    aRead,
+    t,
+  }) => {
     const minted = await call(url, 'POST', '/api/v1/tokens', {
       headers: session(aLogin),
       body: { name: 'listed', scope: 'read' },
@@ -293,7 +277,13 @@ describe('GET /api/v1/tokens', () => {
 });
 
 describe('DELETE /api/v1/tokens/{id}', () => {
-  it('revokes immediately (204), audit-logged; the token gets 401 on the next request', async () => {
+  it('revokes immediately (204), audit-logged; the token gets 401 on the next request', async ({
+    url,
+    a,
+    aRead,
+    aWrite,
+    t,
+  }) => {
     const victim = await mintTestToken(t, a, 'read');
     expect((await call(url, 'GET', '/api/v1/me', { token: victim.token })).status).toBe(200);
     const res = await call(url, 'DELETE', `/api/v1/tokens/${victim.id}`, { token: aWrite });
@@ -313,20 +303,25 @@ describe('DELETE /api/v1/tokens/{id}', () => {
     expect(listed.revoked_at).not.toBeNull();
   });
 
-  it('a token may revoke itself, and is final', async () => {
+  it('a token may revoke itself, and is final', async ({ url, a, t }) => {
     const self = await mintTestToken(t, a, 'read_write');
     expect((await call(url, 'DELETE', `/api/v1/tokens/${self.id}`, { token: self.token })).status).toBe(204);
     expectDetail(await call(url, 'GET', '/api/v1/me', { token: self.token }), 401);
     expectDetail(await call(url, 'DELETE', `/api/v1/tokens/${self.id}`, { token: self.token }), 401);
   });
 
-  it('a read token → 403, and the token stays active', async () => {
+  it('a read token → 403, and the token stays active', async ({ url, a, aRead, t }) => {
     const victim = await mintTestToken(t, a, 'read');
     expectDetail(await call(url, 'DELETE', `/api/v1/tokens/${victim.id}`, { token: aRead }), 403);
     expect((await call(url, 'GET', '/api/v1/me', { token: victim.token })).status).toBe(200);
   });
 
-  it("another tenant's token id → 404, like one that does not exist; the token keeps working", async () => {
+  it("another tenant's token id → 404, like one that does not exist; the token keeps working", async ({
+    url,
+    b,
+    aWrite,
+    t,
+  }) => {
     const theirs = await mintTestToken(t, b, 'read');
     for (const id of [theirs.id, randomUUID(), 'not-a-uuid']) {
       expectDetail(await call(url, 'DELETE', `/api/v1/tokens/${id}`, { token: aWrite }), 404);
@@ -334,7 +329,7 @@ describe('DELETE /api/v1/tokens/{id}', () => {
     expect((await call(url, 'GET', '/api/v1/me', { token: theirs.token })).status).toBe(200);
   });
 
-  it("another user's token in the same tenant → 404", async () => {
+  it("another user's token in the same tenant → 404", async ({ url, a, aWrite, t }) => {
     const colleague = await addUser(t, a, 'admin');
     const theirs = await mintTestToken(t, colleague, 'read');
     expectDetail(await call(url, 'DELETE', `/api/v1/tokens/${theirs.id}`, { token: aWrite }), 404);
@@ -342,7 +337,12 @@ describe('DELETE /api/v1/tokens/{id}', () => {
 });
 
 describe('naming another tenant → 403', () => {
-  it('by X-Tenant-ID header, tenant_id query or body field, by id or slug', async () => {
+  it('by X-Tenant-ID header, tenant_id query or body field, by id or slug', async ({
+    url,
+    b,
+    aLogin,
+    aRead,
+  }) => {
     for (const other of [b.tenant.id, b.tenant.slug]) {
       expectDetail(
         await call(url, 'GET', '/api/v1/me', { token: aRead, headers: { 'x-tenant-id': other } }),
@@ -359,7 +359,7 @@ describe('naming another tenant → 403', () => {
     }
   });
 
-  it('naming the own tenant is fine', async () => {
+  it('naming the own tenant is fine', async ({ url, a, aRead }) => {
     for (const own of [a.tenant.id, a.tenant.slug]) {
       expect(
         (await call(url, 'GET', '/api/v1/me', { token: aRead, headers: { 'x-tenant-id': own } })).status,
@@ -370,7 +370,7 @@ describe('naming another tenant → 403', () => {
 });
 
 describe('GET /api/v1/team', () => {
-  it("lists the tenant's live members with roles, and no one else's", async () => {
+  it("lists the tenant's live members with roles, and no one else's", async ({ url, a, b, aRead, t }) => {
     const res = await call(url, 'GET', '/api/v1/team', { token: aRead });
     expect(res.status).toBe(200);
     const emails = res.body.members.map((m: { email: string }) => m.email);
@@ -391,7 +391,7 @@ describe('GET /api/v1/team', () => {
 });
 
 describe('GET /api/v1/audit', () => {
-  it('newest first, default limit 50, at most 500, only the caller tenant', async () => {
+  it('newest first, default limit 50, at most 500, only the caller tenant', async ({ url, b, aRead, t }) => {
     const own = await call(url, 'GET', '/api/v1/audit', { token: aRead });
     expect(own.status).toBe(200);
     const seqs = own.body.entries.map((e: { seq: number }) => e.seq);
@@ -422,7 +422,7 @@ describe('GET /api/v1/audit', () => {
     expect(theirs.body.entries.some((e: { id: string }) => ids.has(e.id))).toBe(false);
   });
 
-  it('verify answers {valid, checked, first_invalid_id} over the whole chain', async () => {
+  it('verify answers {valid, checked, first_invalid_id} over the whole chain', async ({ url, aRead }) => {
     const all = await call(url, 'GET', '/api/v1/audit?limit=500', { token: aRead });
     const res = await call(url, 'GET', '/api/v1/audit/verify', { token: aRead });
     expect(res.status).toBe(200);
@@ -431,7 +431,10 @@ describe('GET /api/v1/audit', () => {
 });
 
 describe('browser session', () => {
-  it('login answers {user, tenant, csrf_token} and sets an HttpOnly SameSite=Lax cookie', async () => {
+  it('login answers {user, tenant, csrf_token} and sets an HttpOnly SameSite=Lax cookie', async ({
+    url,
+    a,
+  }) => {
     const res = await fetch(`${url}/auth/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
@@ -451,7 +454,7 @@ describe('browser session', () => {
     });
   });
 
-  it('wrong password and unknown email get the same 401', async () => {
+  it('wrong password and unknown email get the same 401', async ({ url, a }) => {
     const wrong = await call(url, 'POST', '/auth/login', {
       body: { email: a.user.email, password: 'nope-nope' },
     });
@@ -464,7 +467,7 @@ describe('browser session', () => {
     expect(wrong.headers.get('set-cookie')).toBeNull();
   });
 
-  it('GET /auth/session answers the live session; logout (204, CSRF) ends it', async () => {
+  it('GET /auth/session answers the live session; logout (204, CSRF) ends it', async ({ url, a }) => {
     const login = await loginOverHttp(url, a.user.email, a.password);
     const live = await call(url, 'GET', '/auth/session', { headers: session(login, false) });
     expect(live.status).toBe(200);
@@ -482,7 +485,11 @@ describe('browser session', () => {
     );
   });
 
-  it('an HTML form login redirects (303) to a safe next page, or back to /login', async () => {
+  it('an HTML form login redirects (303) to a safe next page, or back to /login', async ({
+    url,
+    a,
+    aLogin,
+  }) => {
     const form = (email: string, password: string, next: string) =>
       call(url, 'POST', '/auth/login', {
         rawBody: new URLSearchParams({ email, password, next }).toString(),
@@ -514,7 +521,7 @@ describe('browser session', () => {
     expect(bad.headers.get('location')).toMatch(/^\/login\?error=1/);
   });
 
-  it('pages redirect to /login without a session and render with one', async () => {
+  it('pages redirect to /login without a session and render with one', async ({ url, aLogin, aRead }) => {
     const anon = await call(url, 'GET', '/settings/tokens');
     expect(anon.status).toBe(302);
     expect(anon.headers.get('location')).toBe('/login?next=%2Fsettings%2Ftokens');

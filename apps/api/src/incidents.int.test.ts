@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import {
   appendTimelineEvent,
   connectEnvironment,
@@ -8,61 +8,52 @@ import {
   triageInventoryAlerts,
 } from '@opsi/core';
 import { TimelineLog } from '@opsi/jobs';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  readSse,
-  startTestApi,
-  startTestWorker,
-  type SseEvent,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { call, createTenantWithUser, mintTestToken, readSse, type SseEvent } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let free: TestMember;
-let aRead: string;
-let aWrite: string;
-let bWrite: string;
-let freeWrite: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { AGENT_ENGINE: 'builtin', WORKER_QUEUES: ['agent', 'triage'] });
-  url = api.url;
-  a = await createTenantWithUser(t, { budget: 2 });
-  b = await createTenantWithUser(t);
-  free = await createTenantWithUser(t, { tier: 'free' });
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
-  freeWrite = (await mintTestToken(t, free, 'read_write')).token;
-}, 60_000);
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
+// Tenant A has a daily agent budget of 2; a free-tier tenant beside A and B.
+const it = apiTest
+  .override({
+    workerConfig: { AGENT_ENGINE: 'builtin', WORKER_QUEUES: ['agent', 'triage'] },
+    aOptions: { budget: 2 },
+  })
+  .extend(
+    'open',
+    async ({ url, aWrite }) =>
+      (body: unknown, token = aWrite) =>
+        call(url, 'POST', '/api/v1/incidents', { token, body }),
+  )
+  .extend(
+    'timeline',
+    async ({ url, aRead }) =>
+      (id: string, q = '', token = aRead) =>
+        call(url, 'GET', `/api/v1/incidents/${id}/timeline${q}`, { token }),
+  )
+  // Triage: alerts posted, and the size of tenant B's triage inbox.
+  .extend(
+    'post',
+    async ({ url, aWrite }) =>
+      (body: unknown, token = aWrite) =>
+        call(url, 'POST', '/api/v1/triage/alerts', { token, body }),
+  )
+  .extend(
+    'inbox',
+    async ({ t, b }) =>
+      async () =>
+        (await t.db.selectFrom('triage_inbox').select('id').where('tenant_id', '=', b.tenant.id).execute())
+          .length,
+  );
 
 const ISO = expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);
-const open = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/incidents', { token, body });
-const timeline = (id: string, q = '', token = aRead) =>
-  call(url, 'GET', `/api/v1/incidents/${id}/timeline${q}`, { token });
-
 describe('incidents', () => {
   let first: Record<string, any>;
 
-  it('POST opens one: 201, SEV3 by default, status open, source manual, exactly one created event', async () => {
+  it('POST opens one: 201, SEV3 by default, status open, source manual, exactly one created event', async ({
+    a,
+    open,
+    timeline,
+  }) => {
     const res = await open({ title: '  Checkout is slow ', description: 'p99 up' });
     expect(res.status).toBe(201);
     first = res.body;
@@ -99,7 +90,12 @@ describe('incidents', () => {
     expect((await open({ title: 'DNS down', severity: 'SEV2' })).body.severity).toBe('SEV2');
   });
 
-  it('GET lists newest first with filters, limit and offset; GET by id; another tenant sees nothing', async () => {
+  it('GET lists newest first with filters, limit and offset; GET by id; another tenant sees nothing', async ({
+    url,
+    aRead,
+    bWrite,
+    open,
+  }) => {
     await open({ title: 'Disk full', severity: 'SEV1' });
     const all = await call(url, 'GET', '/api/v1/incidents', { token: aRead });
     expect(all.status).toBe(200);
@@ -138,7 +134,15 @@ describe('incidents', () => {
     ).toBe(404);
   });
 
-  it('bad input is 400 {detail} and changes nothing', async () => {
+  it('bad input is 400 {detail} and changes nothing', async ({
+    url,
+    a,
+    aRead,
+    aWrite,
+    t,
+    open,
+    timeline,
+  }) => {
     const before = await t.db
       .selectFrom('incidents')
       .select('id')
@@ -180,7 +184,7 @@ describe('incidents', () => {
     expect((await timeline(first.id)).body.events).toHaveLength(1);
   });
 
-  it('a read token is refused on every write (403)', async () => {
+  it('a read token is refused on every write (403)', async ({ url, aRead }) => {
     for (const [method, path, body] of [
       ['POST', '/api/v1/incidents', { title: 'x' }],
       ['PATCH', `/api/v1/incidents/${first.id}`, { status: 'resolved' }],
@@ -196,7 +200,12 @@ describe('incidents', () => {
     expect((await call(url, 'GET', '/api/v1/incidents', {})).status).toBe(401);
   });
 
-  it('PATCH changes and writes one event per change; after_id returns exactly what came after', async () => {
+  it('PATCH changes and writes one event per change; after_id returns exactly what came after', async ({
+    url,
+    a,
+    aWrite,
+    timeline,
+  }) => {
     const res = await call(url, 'PATCH', `/api/v1/incidents/${first.id}`, {
       token: aWrite,
       body: { status: 'investigating', severity: 'SEV2' },
@@ -246,7 +255,13 @@ describe('incidents', () => {
     expect((await timeline(first.id, '?after_id=0')).body.events).toHaveLength(ids.length);
   });
 
-  it('the live timeline: replays after Last-Event-ID, then streams new events in order', async () => {
+  it('the live timeline: replays after Last-Event-ID, then streams new events in order', async ({
+    url,
+    aRead,
+    aWrite,
+    open,
+    timeline,
+  }) => {
     const created = (await open({ title: 'Live one' })).body;
     const firstEvent = (await timeline(created.id)).body.events[0].id as number;
     const seen: SseEvent[] = [];
@@ -299,7 +314,15 @@ describe('incidents', () => {
     expect(bad.status).toBe(400);
   });
 
-  it('war room: 201 when opened, 200 after, one war_room_opened event; 402 for a free tenant', async () => {
+  it('war room: 201 when opened, 200 after, one war_room_opened event; 402 for a free tenant', async ({
+    url,
+    a,
+    aRead,
+    aWrite,
+    freeWrite,
+    open,
+    timeline,
+  }) => {
     const inc = (await open({ title: 'Room for this' })).body;
     const opened = await call(url, 'POST', `/api/v1/incidents/${inc.id}/war-room`, { token: aWrite });
     expect(opened.status).toBe(201);
@@ -339,7 +362,12 @@ describe('incidents', () => {
     expect((await timeline(freeInc.id, '', freeWrite)).body.events).toHaveLength(1);
   });
 
-  it('agent-investigate: 202 {job_id, status, run_id, session_id}, spends budget, 429 when spent', async () => {
+  it('agent-investigate: 202 {job_id, status, run_id, session_id}, spends budget, 429 when spent', async ({
+    url,
+    aWrite,
+    open,
+    timeline,
+  }) => {
     const inc = (await open({ title: 'Investigate me', severity: 'SEV2' })).body;
     // One unit of a budget of 2 was spent by the war room's turn above.
     const res = await call(url, 'POST', `/api/v1/incidents/${inc.id}/agent-investigate`, { token: aWrite });
@@ -368,12 +396,11 @@ describe('incidents', () => {
 });
 
 describe('triage', () => {
-  const post = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/triage/alerts', { token, body });
-  const inbox = async () =>
-    (await t.db.selectFrom('triage_inbox').select('id').where('tenant_id', '=', b.tenant.id).execute())
-      .length;
-
-  it('our JSON: a new critical alert opens an incident (source triage); a burst of it is one event with a count', async () => {
+  it('our JSON: a new critical alert opens an incident (source triage); a burst of it is one event with a count', async ({
+    url,
+    bWrite,
+    post,
+  }) => {
     const alert = { title: 'API 5xx', severity: 'critical', source: 'grafana', fingerprint: 'fp-burst' };
     const first = await post(alert, bWrite);
     expect(first.status).toBe(202);
@@ -427,7 +454,12 @@ describe('triage', () => {
     });
   });
 
-  it('Alertmanager v4 and SNS CloudWatch alarms are recognised; info is suppressed and counted', async () => {
+  it('Alertmanager v4 and SNS CloudWatch alarms are recognised; info is suppressed and counted', async ({
+    url,
+    bWrite,
+    post,
+    inbox,
+  }) => {
     const am = await post(
       {
         version: '4',
@@ -496,7 +528,7 @@ describe('triage', () => {
     ).toBe(1);
   });
 
-  it('anything else is 400 and stores nothing', async () => {
+  it('anything else is 400 and stores nothing', async ({ url, bWrite, post, inbox }) => {
     const before = await inbox();
     for (const body of [
       { hello: 'world' },
@@ -515,7 +547,14 @@ describe('triage', () => {
     expect((await call(url, 'GET', '/api/v1/triage/events?limit=0', { token: bWrite })).status).toBe(400);
   });
 
-  it('rules: the built-in ones and the tenant’s own; other tenants see only theirs', async () => {
+  it('rules: the built-in ones and the tenant’s own; other tenants see only theirs', async ({
+    url,
+    b,
+    aRead,
+    bWrite,
+    t,
+    post,
+  }) => {
     await t.db
       .insertInto('triage_rules')
       .values({
@@ -543,7 +582,10 @@ describe('triage', () => {
 });
 
 describe('the demo incident storyline, through the scan triage job', () => {
-  it('comes out as one incident with its alerts attached, the duplicates counted once, the past one linked', async () => {
+  it('comes out as one incident with its alerts attached, the duplicates counted once, the past one linked', async ({
+    url,
+    t,
+  }) => {
     const c = await createTenantWithUser(t);
     await connectEnvironment(t.db, c.tenant.id, {
       kind: 'demo',
@@ -626,7 +668,12 @@ describe('the demo incident storyline, through the scan triage job', () => {
 });
 
 describe('the live timeline hears of an event only after its commit', () => {
-  it('inside the transaction the stream is silent; after the commit it holds the event; a rollback publishes nothing', async () => {
+  it('inside the transaction the stream is silent; after the commit it holds the event; a rollback publishes nothing', async ({
+    a,
+    t,
+    open,
+    timeline,
+  }) => {
     const created = (await open({ title: 'Publish after commit' })).body;
     const log = new TimelineLog(t.redis, t.redisPrefix);
     const before = (await log.read(created.id, 0)).length;
@@ -660,7 +707,11 @@ describe('the live timeline hears of an event only after its commit', () => {
     expect(listed).not.toContain('rolled back');
   });
 
-  it('appending outside timelineTransaction is refused, so no writer can publish before its commit', async () => {
+  it('appending outside timelineTransaction is refused, so no writer can publish before its commit', async ({
+    a,
+    t,
+    open,
+  }) => {
     const created = (await open({ title: 'Outside' })).body;
     await expect(
       t.db.transaction().execute((tx) =>

@@ -1,65 +1,51 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  startTestApi,
-  startTestWorker,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
+import { describe, expect } from 'vitest';
+import { call } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 import { recordLearning } from '@opsi/core';
-import type { RunningApi } from './server';
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aRead: string;
-let aWrite: string;
-let bWrite: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { AGENT_ENGINE: 'builtin', WORKER_QUEUES: ['agent'] });
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
-}, 60_000);
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
-
-const list = (query = '', token = aRead) => call(url, 'GET', `/api/v1/learnings${query}`, { token });
-const teach = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/learnings', { token, body });
-const count = async (tenantId: string) =>
-  Number(
-    (
-      await t.db
-        .selectFrom('learnings')
-        .select((eb) => eb.fn.countAll().as('n'))
-        .where('tenant_id', '=', tenantId)
-        .executeTakeFirstOrThrow()
-    ).n,
+const it = apiTest
+  .override({ workerConfig: { AGENT_ENGINE: 'builtin', WORKER_QUEUES: ['agent'] } })
+  .extend(
+    'list',
+    async ({ url, aRead }) =>
+      (query = '', token = aRead) =>
+        call(url, 'GET', `/api/v1/learnings${query}`, { token }),
+  )
+  .extend(
+    'teach',
+    async ({ url, aWrite }) =>
+      (body: unknown, token = aWrite) =>
+        call(url, 'POST', '/api/v1/learnings', { token, body }),
+  )
+  .extend(
+    'count',
+    async ({ t }) =>
+      async (tenantId: string) =>
+        Number(
+          (
+            await t.db
+              .selectFrom('learnings')
+              .select((eb) => eb.fn.countAll().as('n'))
+              .where('tenant_id', '=', tenantId)
+              .executeTakeFirstOrThrow()
+          ).n,
+        ),
   );
 
 describe('learnings', () => {
-  it('starts empty', async () => {
+  it('starts empty', async ({ list }) => {
     const res = await list();
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ learnings: [] });
   });
 
-  it('POST teaches a fact: 201 with the record, trimmed, audit-logged; GET lists it, newest first', async () => {
+  it('POST teaches a fact: 201 with the record, trimmed, audit-logged; GET lists it, newest first', async ({
+    list,
+    teach,
+    url,
+    a,
+    aRead,
+  }) => {
     const first = await teach({
       fact: '  The payments DB is sized for month-end batch runs.  ',
       service: 'payments',
@@ -92,7 +78,7 @@ describe('learnings', () => {
     expect(audit.body.entries[0]).toMatchObject({ target_type: 'learning', target_id: second.body.id });
   });
 
-  it('filters by service (case-insensitive) and status', async () => {
+  it('filters by service (case-insensitive) and status', async ({ list }) => {
     const payments = await list('?service=PAYMENTS');
     expect(payments.status).toBe(200);
     expect(payments.body.learnings.map((l: { service: string }) => l.service)).toEqual(['payments']);
@@ -100,7 +86,7 @@ describe('learnings', () => {
     expect((await list('?status=active')).body.learnings).toHaveLength(2);
   });
 
-  it('bad input is 400 {detail} and changes nothing', async () => {
+  it('bad input is 400 {detail} and changes nothing', async ({ list, teach, count, url, a, aWrite }) => {
     const before = await count(a.tenant.id);
     for (const body of [
       {},
@@ -125,7 +111,7 @@ describe('learnings', () => {
     expect(await count(a.tenant.id)).toBe(before);
   });
 
-  it('needs a token, and a read_write one to teach', async () => {
+  it('needs a token, and a read_write one to teach', async ({ teach, url, aRead }) => {
     expect((await call(url, 'GET', '/api/v1/learnings')).status).toBe(401);
     expect((await call(url, 'POST', '/api/v1/learnings', { body: { fact: 'x' } })).status).toBe(401);
     const res = await teach({ fact: 'A read token cannot teach.' }, aRead);
@@ -133,7 +119,15 @@ describe('learnings', () => {
     expect(res.body).toEqual({ detail: expect.any(String) });
   });
 
-  it('each tenant sees only its own learnings, and the agent reads only its own', async () => {
+  it('each tenant sees only its own learnings, and the agent reads only its own', async ({
+    list,
+    teach,
+    count,
+    url,
+    a,
+    aWrite,
+    bWrite,
+  }) => {
     const before = await count(a.tenant.id);
     const own = await teach(
       { fact: 'Tenant B keeps its ledger in zebra-store.', service: 'payments' },
@@ -162,7 +156,14 @@ describe('learnings', () => {
     expect((await list('', bWrite)).body.learnings[0]).toMatchObject({ used_count: 0, last_used_at: null });
   });
 
-  it('PATCH archives a learning (and reactivates it): the record, audit-logged; the agent no longer gets it', async () => {
+  it('PATCH archives a learning (and reactivates it): the record, audit-logged; the agent no longer gets it', async ({
+    list,
+    teach,
+    url,
+    aRead,
+    aWrite,
+    bWrite,
+  }) => {
     const l = (await teach({ fact: 'The staging NAT is shared with the data team.', service: 'staging' }))
       .body;
     const patch = (id: string, body: unknown, token = aWrite) =>
@@ -194,7 +195,7 @@ describe('learnings', () => {
     expect((await list()).body.learnings.find((x: { id: string }) => x.id === l.id).status).toBe('active');
   });
 
-  it('learnings written by the service carry their source and author', async () => {
+  it('learnings written by the service carry their source and author', async ({ list, a, t }) => {
     const byPlan = await recordLearning(t.db, a.tenant.id, {
       fact: 'Releasing idle EIPs closed finops.eip_unassociated.',
       source: 'plan',

@@ -1,45 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { BUILT_IN_RUNBOOKS, connectEnvironment, requestScan, runbookForFinding, runScan } from '@opsi/core';
 import { DETECTORS } from '@opsi/detectors';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  startTestApi,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { call } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let api: RunningApi;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aRead: string;
-let aWrite: string;
-let bWrite: string;
+const it = apiTest
+  .extend(
+    'runbooks',
+    async ({ url, aRead }) =>
+      (query = '', token = aRead) =>
+        call(url, 'GET', `/api/v1/runbooks${query}`, { token }),
+  )
+  .extend(
+    'write',
+    async ({ url, aWrite }) =>
+      (body: unknown, token = aWrite) =>
+        call(url, 'POST', '/api/v1/runbooks', { token, body }),
+  );
 
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
+// Tenant A has the demo environment (seed 42), scanned; tenant B has nothing.
+it.beforeAll(async ({ t, a }) => {
   await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
   await runScan(t.db, (await requestScan(t.db, null, a.tenant.id, 'test')).id);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
 }, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
 
 describe('integrations catalog', () => {
-  it('lists connectors, alert sources, notifiers and agent tools, with installed for the tenant', async () => {
+  it('lists connectors, alert sources, notifiers and agent tools, with installed for the tenant', async ({
+    url,
+    aRead,
+    bWrite,
+  }) => {
     const res = await call(url, 'GET', '/api/v1/marketplace/tools', { token: aRead });
     expect(res.status).toBe(200);
     const tools = res.body.tools as Array<{ id: string; kind: string; installed: boolean }>;
@@ -66,7 +56,12 @@ describe('integrations catalog', () => {
     expect(ofB.find((x: { id: string }) => x.id === 'demo').installed).toBe(false);
   });
 
-  it('tenant tools: the connection, installed integrations with status, built-in agent tools; isolated', async () => {
+  it('tenant tools: the connection, installed integrations with status, built-in agent tools; isolated', async ({
+    url,
+    aRead,
+    aWrite,
+    bWrite,
+  }) => {
     expect(
       (
         await call(url, 'POST', '/api/v1/marketplace/tenant/tools', {
@@ -107,10 +102,7 @@ describe('integrations catalog', () => {
 });
 
 describe('runbooks', () => {
-  const runbooks = (query = '', token = aRead) => call(url, 'GET', `/api/v1/runbooks${query}`, { token });
-  const write = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/runbooks', { token, body });
-
-  it('built-in runbooks cover every detector family, each check once', async () => {
+  it('built-in runbooks cover every detector family, each check once', async ({ runbooks }) => {
     const res = await runbooks('?source=built_in');
     expect(res.status).toBe(200);
     expect(res.body.runbooks).toHaveLength(BUILT_IN_RUNBOOKS.length);
@@ -139,7 +131,13 @@ describe('runbooks', () => {
     );
   });
 
-  it('POST writes a tenant runbook (201); GET lists it first; service filters; audit-logged', async () => {
+  it('POST writes a tenant runbook (201); GET lists it first; service filters; audit-logged', async ({
+    url,
+    a,
+    aRead,
+    runbooks,
+    write,
+  }) => {
     const res = await write({
       title: '  Payments DB: restore from snapshot ',
       service: 'payments',
@@ -170,7 +168,13 @@ describe('runbooks', () => {
     expect(audit.body.entries[0]).toMatchObject({ action: 'runbook.created', target_id: res.body.id });
   });
 
-  it('matches a finding to its runbook: the built-in one of its detector family; a tenant one for its service wins', async () => {
+  it('matches a finding to its runbook: the built-in one of its detector family; a tenant one for its service wins', async ({
+    url,
+    a,
+    aRead,
+    bWrite,
+    t,
+  }) => {
     const findings = (await call(url, 'GET', '/api/v1/pulse/findings', { token: aRead })).body
       .findings as Array<{
       id: string;
@@ -192,7 +196,13 @@ describe('runbooks', () => {
     );
   });
 
-  it('bad input is 400 {detail}; read tokens 403; isolation', async () => {
+  it('bad input is 400 {detail}; read tokens 403; isolation', async ({
+    url,
+    aRead,
+    bWrite,
+    runbooks,
+    write,
+  }) => {
     const before = (await runbooks('?source=tenant')).body.runbooks.length;
     for (const body of [
       {},

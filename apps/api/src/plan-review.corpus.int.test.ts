@@ -1,15 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  REPO_ROOT,
-  startTestApi,
-  type TestContext,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { describe, expect } from 'vitest';
+import { call, REPO_ROOT } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // Issue 26: every plan of the public corpus (../shared/realworld, provenance in its SOURCES.md) is
 // reviewed, and what a reviewer must flag in it is flagged at the stated risk
@@ -38,21 +30,8 @@ const files = present
     )
   : [];
 
-let t: TestContext;
-let api: RunningApi;
-let token: string;
-
-beforeAll(async () => {
-  if (!present) return;
-  t = await createTestContext();
-  api = await startTestApi(t);
-  const m = await createTenantWithUser(t);
-  token = (await mintTestToken(t, m, 'read_write')).token;
-}, 120_000);
-afterAll(async () => {
-  await api?.close();
-  await t?.close();
-});
+// Tenant A's owner's read_write token reviews every plan.
+const it = apiTest;
 
 interface Review {
   resources: Array<{ address: string }>;
@@ -62,9 +41,9 @@ interface Review {
 
 describe.skipIf(!present)('the public plan corpus (../shared/realworld)', () => {
   // The file as a naive client sends it: read as UTF-8 whatever its encoding (UTF-16 files included).
-  it.each(files)(
+  it.for(files)(
     '%s is reviewed, its annotations on addresses of the plan, its must-flags flagged',
-    async (file) => {
+    async (file, { api, aWrite: token }) => {
       const plan = readFileSync(`${CORPUS}/${file}`, 'utf8');
       const res = await call(api.url, 'POST', '/api/v1/plan-review', { token, body: { plan } });
       expect(res.status, JSON.stringify(res.body)).toBe(200);

@@ -1,30 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { advanceDemo, connectEnvironment, execDemoCommand, requestScan, runScan } from '@opsi/core';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  mintTestToken,
-  startTestApi,
-  startTestWorker,
-  type BrowserLogin,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
-
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aRead: string;
-let aWrite: string;
-let bWrite: string;
-let aLogin: BrowserLogin;
+import { call, type TestMember } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 interface Step {
   seq: number;
@@ -49,66 +27,73 @@ interface Plan {
   job_id?: string;
 }
 
-async function scan(member: TestMember) {
-  const s = await requestScan(t.db, null, member.tenant.id, 'test');
-  return runScan(t.db, s.id);
-}
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, {
-    WORKER_QUEUES: ['pulse', 'plans'],
-    PLAN_VERIFY_RETRIES: 1,
-    PLAN_VERIFY_RETRY_DELAY_MS: 50,
+const it = apiTest
+  // The pulse pool runs scans' follow-ups, the plans pool verifies steps (one retry, 50 ms apart).
+  .override({
+    workerConfig: {
+      WORKER_QUEUES: ['pulse', 'plans'],
+      PLAN_VERIFY_RETRIES: 1,
+      PLAN_VERIFY_RETRY_DELAY_MS: 50,
+    },
+  })
+  .extend('scan', { scope: 'file' }, async ({ t }) => async (member: TestMember) => {
+    const s = await requestScan(t.db, null, member.tenant.id, 'test');
+    return runScan(t.db, s.id);
+  })
+  .extend(
+    'post',
+    { scope: 'file' },
+    async ({ url, aWrite }) =>
+      (path: string, body?: unknown, token = aWrite) =>
+        call(url, 'POST', path, { token, body }),
+  )
+  .extend(
+    'getPlan',
+    { scope: 'file' },
+    async ({ url, aWrite }) =>
+      async (id: string, token = aWrite) =>
+        (await call(url, 'GET', `/api/pulse/plans/${id}`, { token })).body as Plan,
+  )
+  .extend(
+    'until',
+    { scope: 'file' },
+    async ({ getPlan }) =>
+      async (id: string, ok: (p: Plan) => boolean, what: string): Promise<Plan> => {
+        for (let i = 0; i < 300; i++) {
+          const p = await getPlan(id);
+          if (ok(p)) return p;
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        throw new Error(`plan ${id} never became ${what}: ${JSON.stringify(await getPlan(id))}`);
+      },
+  )
+  .extend(
+    'findingsOf',
+    { scope: 'file' },
+    async ({ t }) =>
+      async (member: TestMember, checks: string[]) =>
+        t.db
+          .selectFrom('findings')
+          .select(['id', 'group_id', 'check_id', 'status', 'title', 'estimated_savings'])
+          .where('tenant_id', '=', member.tenant.id)
+          .where('check_id', 'in', checks)
+          .where('status', '=', 'open')
+          .orderBy('title')
+          .execute(),
+  )
+  .extend('readyPlan', { scope: 'file' }, async ({ post, until }) => async (findingId: string) => {
+    const res = await post(`/api/pulse/findings/${findingId}/resolution-plan`);
+    expect([200, 202]).toContain(res.status);
+    return until(res.body.id, (p) => p.status === 'ready', 'ready');
   });
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
+
+// Tenants A and B have demo environments of different seeds (42 and 43), each scanned once.
+it.beforeAll(async ({ t, a, b, scan }) => {
   await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
   await connectEnvironment(t.db, b.tenant.id, { kind: 'demo', seed: 43, size: 'small', epoch: '2026-11-01' });
   await scan(a);
   await scan(b);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
-  aLogin = await loginOverHttp(url, a.user.email, a.password);
 }, 120_000);
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
-
-const post = (path: string, body?: unknown, token = aWrite) => call(url, 'POST', path, { token, body });
-const getPlan = async (id: string, token = aWrite) =>
-  (await call(url, 'GET', `/api/pulse/plans/${id}`, { token })).body as Plan;
-
-async function until(id: string, ok: (p: Plan) => boolean, what: string): Promise<Plan> {
-  for (let i = 0; i < 300; i++) {
-    const p = await getPlan(id);
-    if (ok(p)) return p;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`plan ${id} never became ${what}: ${JSON.stringify(await getPlan(id))}`);
-}
-
-async function findingsOf(member: TestMember, checks: string[]) {
-  return t.db
-    .selectFrom('findings')
-    .select(['id', 'group_id', 'check_id', 'status', 'title', 'estimated_savings'])
-    .where('tenant_id', '=', member.tenant.id)
-    .where('check_id', 'in', checks)
-    .where('status', '=', 'open')
-    .orderBy('title')
-    .execute();
-}
-
-async function readyPlan(findingId: string) {
-  const res = await post(`/api/pulse/findings/${findingId}/resolution-plan`);
-  expect([200, 202]).toContain(res.status);
-  return until(res.body.id, (p) => p.status === 'ready', 'ready');
-}
 
 describe('resolution plans end to end on the demo environment', () => {
   const domains: Array<[string, string[]]> = [
@@ -117,7 +102,16 @@ describe('resolution plans end to end on the demo environment', () => {
     ['sre: a database without backups', ['sre.rds_no_backups']],
   ];
   for (const [name, checks] of domains) {
-    it(`${name}: create → ready → demo exec the fix → verify → finalize → resolved, savings realized`, async () => {
+    it(`${name}: create → ready → demo exec the fix → verify → finalize → resolved, savings realized`, async ({
+      url,
+      a,
+      aRead,
+      aWrite,
+      t,
+      post,
+      until,
+      findingsOf,
+    }) => {
       const [finding] = await findingsOf(a, checks);
       expect(finding, name).toBeDefined();
       const before = (await call(url, 'GET', '/api/v1/pulse/overview', { token: aRead })).body;
@@ -200,7 +194,14 @@ describe('resolution plans end to end on the demo environment', () => {
     }, 60_000);
   }
 
-  it('finalize without applying the fix: still_present with a summary, the finding unchanged', async () => {
+  it('finalize without applying the fix: still_present with a summary, the finding unchanged', async ({
+    a,
+    t,
+    post,
+    until,
+    findingsOf,
+    readyPlan,
+  }) => {
     const [finding] = await findingsOf(a, ['sre.rds_no_deletion_protection']);
     const plan = await readyPlan(finding!.id);
     for (const s of plan.steps.filter((x) => !x.final))
@@ -219,7 +220,14 @@ describe('resolution plans end to end on the demo environment', () => {
     expect(row).toEqual({ status: 'open', resolved_at: null });
   }, 60_000);
 
-  it('verify before the fix is applied: re-checked shortly, then failed_check; nothing marked verified', async () => {
+  it('verify before the fix is applied: re-checked shortly, then failed_check; nothing marked verified', async ({
+    a,
+    t,
+    post,
+    until,
+    findingsOf,
+    readyPlan,
+  }) => {
     const [finding] = await findingsOf(a, ['sre.dynamodb_no_pitr']);
     const plan = await readyPlan(finding!.id);
     const step = plan.steps.find((s) => s.verification && !s.final)!;
@@ -260,13 +268,18 @@ describe('resolution plans end to end on the demo environment', () => {
 describe('the wizard’s refusals', () => {
   let plan: Plan;
   let findingId: string;
-  beforeAll(async () => {
+  it.beforeAll(async ({ a, findingsOf, readyPlan }) => {
     const [finding] = await findingsOf(a, ['finops.logs_no_retention', 'security.ec2_imdsv1']);
     findingId = finding!.id;
     plan = await readyPlan(findingId);
   }, 60_000);
 
-  it('400: skip without a reason, or one shorter than 3 or longer than 500 characters; nothing changes', async () => {
+  it('400: skip without a reason, or one shorter than 3 or longer than 500 characters; nothing changes', async ({
+    url,
+    aWrite,
+    post,
+    getPlan,
+  }) => {
     const seq = plan.steps[0]!.seq;
     for (const body of [
       {},
@@ -285,7 +298,9 @@ describe('the wizard’s refusals', () => {
     expect((await getPlan(plan.id)).steps[0]!.status).toBe('pending');
   });
 
-  it('409: skip, confirm or verify the final step; verify a step without a check; finalize too early', async () => {
+  it('409: skip, confirm or verify the final step; verify a step without a check; finalize too early', async ({
+    post,
+  }) => {
     const last = plan.steps.at(-1)!.seq;
     for (const [path, body] of [
       [`steps/${last}/skip`, { reason: 'not needed' }],
@@ -299,7 +314,12 @@ describe('the wizard’s refusals', () => {
     }
   });
 
-  it('a skip with a reason is recorded in the trail and the audit log, and then finalize is allowed', async () => {
+  it('a skip with a reason is recorded in the trail and the audit log, and then finalize is allowed', async ({
+    url,
+    aRead,
+    aWrite,
+    post,
+  }) => {
     const seqs = plan.steps.filter((s) => !s.final).map((s) => s.seq);
     for (const seq of seqs) {
       const res = await post(`/api/pulse/plans/${plan.id}/steps/${seq}/skip`, {
@@ -321,7 +341,14 @@ describe('the wizard’s refusals', () => {
     expect(trail.body.steps.some((s: { tool_name: string }) => s.tool_name === 'plan.skipped')).toBe(true);
   });
 
-  it('404: unknown or malformed ids, a step that does not exist; 409: a resolved finding without a plan', async () => {
+  it('404: unknown or malformed ids, a step that does not exist; 409: a resolved finding without a plan', async ({
+    url,
+    a,
+    aWrite,
+    t,
+    post,
+    findingsOf,
+  }) => {
     expect((await call(url, 'GET', `/api/pulse/plans/${randomUUID()}`, { token: aWrite })).status).toBe(404);
     expect((await call(url, 'GET', `/api/pulse/plans/nope`, { token: aWrite })).status).toBe(404);
     expect((await post(`/api/pulse/findings/${randomUUID()}/resolution-plan`)).status).toBe(404);
@@ -342,7 +369,15 @@ describe('the wizard’s refusals', () => {
     ).toEqual([]);
   });
 
-  it('access: a read token is 403 (GET too); a browser session needs its CSRF token on POST; another tenant gets 404', async () => {
+  it('access: a read token is 403 (GET too); a browser session needs its CSRF token on POST; another tenant gets 404', async ({
+    url,
+    b,
+    aRead,
+    bWrite,
+    aLogin,
+    t,
+    post,
+  }) => {
     expect((await call(url, 'GET', `/api/pulse/plans/${plan.id}`, { token: aRead })).status).toBe(403);
     expect((await post(`/api/pulse/findings/${findingId}/resolution-plan`, undefined, aRead)).status).toBe(
       403,
@@ -384,7 +419,14 @@ describe('the wizard’s refusals', () => {
 });
 
 describe('sharing, failure and staleness', () => {
-  it('concurrent get-or-create calls for the findings of one cluster share one plan; exactly one starts it', async () => {
+  it('concurrent get-or-create calls for the findings of one cluster share one plan; exactly one starts it', async ({
+    url,
+    a,
+    aWrite,
+    aLogin,
+    t,
+    findingsOf,
+  }) => {
     const [finding] = await findingsOf(a, ['security.iam_access_key_old']);
     // A confirmed duplicate of the cluster gets the same plan.
     const dup = await t.db
@@ -434,7 +476,13 @@ describe('sharing, failure and staleness', () => {
     expect(rows).toHaveLength(1);
   });
 
-  it('a failed generation says why, and get-or-create retries it from the same evidence', async () => {
+  it('a failed generation says why, and get-or-create retries it from the same evidence', async ({
+    a,
+    t,
+    post,
+    until,
+    findingsOf,
+  }) => {
     const [finding] = await findingsOf(a, ['sre.rds_single_az']);
     await t.db
       .updateTable('findings')
@@ -471,7 +519,14 @@ describe('sharing, failure and staleness', () => {
     await until(ready.id, (p) => p.status === 'ready', 'ready again');
   }, 60_000);
 
-  it('a resolved cluster that regresses gets its plan generated again (next attempt), resolved ones answer 200', async () => {
+  it('a resolved cluster that regresses gets its plan generated again (next attempt), resolved ones answer 200', async ({
+    url,
+    a,
+    aWrite,
+    t,
+    post,
+    until,
+  }) => {
     const plan = await t.db
       .selectFrom('resolution_plans')
       .select(['id', 'finding_id', 'attempt'])
@@ -499,7 +554,15 @@ describe('sharing, failure and staleness', () => {
     await until(plan.id, (p) => p.status === 'ready', 'ready');
   }, 60_000);
 
-  it('a plan goes stale when the finding’s evidence changes under it (demo advance + scan), not on a plain re-scan', async () => {
+  it('a plan goes stale when the finding’s evidence changes under it (demo advance + scan), not on a plain re-scan', async ({
+    a,
+    t,
+    scan,
+    post,
+    getPlan,
+    until,
+    findingsOf,
+  }) => {
     const findings = await findingsOf(a, [
       'finops.ebs_snapshot_old',
       'security.iam_access_key_old',

@@ -1,70 +1,42 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { connectEnvironment, execDemoCommand, requestScan, runScan } from '@opsi/core';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  loginOverHttp,
-  mintTestToken,
-  startTestApi,
-  startTestWorker,
-  type BrowserLogin,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { call, type TestMember } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aRead: string;
-let aWrite: string;
-let bWrite: string;
-let aLogin: BrowserLogin;
+const it = apiTest
+  // Only the pulse pool: it runs the scans' follow-up jobs.
+  .override({ workerConfig: { WORKER_QUEUES: ['pulse'] } })
+  .extend('scan', { scope: 'file' }, async ({ t }) => async (member: TestMember) => {
+    const s = await requestScan(t.db, null, member.tenant.id, 'test');
+    return runScan(t.db, s.id);
+  })
+  .extend(
+    'list',
+    async ({ url, aRead }) =>
+      (query = '', token = aRead) =>
+        call(url, 'GET', `/api/v1/pulse/findings${query}`, { token }),
+  )
+  .extend('unattached', async ({ list }) => async (kind: string) => {
+    const res = await list('?domain=finops');
+    return res.body.findings.find(
+      (f: { check_id: string; title: string }) =>
+        f.check_id === 'finops.ebs_unattached' && f.title.includes(kind),
+    );
+  });
 
-async function scan(member: TestMember) {
-  const s = await requestScan(t.db, null, member.tenant.id, 'test');
-  return runScan(t.db, s.id);
-}
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { WORKER_QUEUES: ['pulse'] });
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
+// Tenants A and B have demo environments of different seeds (42 and 43), each scanned once.
+it.beforeAll(async ({ t, a, b, scan }) => {
   await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
   await connectEnvironment(t.db, b.tenant.id, { kind: 'demo', seed: 43, size: 'small', epoch: '2026-11-01' });
   await scan(a);
   await scan(b);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
-  aLogin = await loginOverHttp(url, a.user.email, a.password);
 }, 120_000);
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
-
-const list = (query = '', token = aRead) => call(url, 'GET', `/api/v1/pulse/findings${query}`, { token });
-
-async function unattached(kind: string) {
-  const res = await list('?domain=finops');
-  return res.body.findings.find(
-    (f: { check_id: string; title: string }) =>
-      f.check_id === 'finops.ebs_unattached' && f.title.includes(kind),
-  );
-}
 
 describe('GET /api/v1/pulse/findings', () => {
-  it('lists findings with their shape, newest detectors included, clustered duplicates hidden', async () => {
+  it('lists findings with their shape, newest detectors included, clustered duplicates hidden', async ({
+    list,
+  }) => {
     const res = await list();
     expect(res.status).toBe(200);
     expect(res.body.findings.length).toBeGreaterThan(0);
@@ -90,7 +62,9 @@ describe('GET /api/v1/pulse/findings', () => {
     expect(ranks).toEqual([...ranks].sort((x: number, y: number) => y - x));
   });
 
-  it('filters by domain, severity and status, and sorts by savings, date, effort and status', async () => {
+  it('filters by domain, severity and status, and sorts by savings, date, effort and status', async ({
+    list,
+  }) => {
     const finops = await list('?domain=finops');
     expect(finops.body.findings.every((f: { domain: string }) => f.domain === 'finops')).toBe(true);
     const severities = (await list('?severity=high')).body.findings.map(
@@ -113,7 +87,11 @@ describe('GET /api/v1/pulse/findings', () => {
     expect(efforts).toEqual([...efforts].sort((x: number, y: number) => x - y));
   });
 
-  it('any other value is a 400, and a read token or cookie alone does not change that', async () => {
+  it('any other value is a 400, and a read token or cookie alone does not change that', async ({
+    url,
+    aLogin,
+    list,
+  }) => {
     for (const q of ['?sort_by=size', '?sort_dir=up', '?status=closed', '?severity=urgent', '?domain=cost']) {
       const res = await list(q);
       expect(res.status, q).toBe(400);
@@ -124,7 +102,7 @@ describe('GET /api/v1/pulse/findings', () => {
     ).toBe(401);
   });
 
-  it('another tenant never sees these findings', async () => {
+  it('another tenant never sees these findings', async ({ bWrite, list }) => {
     const mine = new Set((await list()).body.findings.map((f: { id: string }) => f.id));
     const theirs = (await list('', bWrite)).body.findings.map((f: { id: string }) => f.id);
     expect(theirs.some((id: string) => mine.has(id))).toBe(false);
@@ -132,7 +110,13 @@ describe('GET /api/v1/pulse/findings', () => {
 });
 
 describe('a finding in detail, with its evidence', () => {
-  it('has resources with size, cost and console link, a recommendation, group history and an audit trail', async () => {
+  it('has resources with size, cost and console link, a recommendation, group history and an audit trail', async ({
+    url,
+    aRead,
+    aWrite,
+    aLogin,
+    unattached,
+  }) => {
     const f = await unattached('io1');
     for (const [path, opts] of [
       [`/api/v1/pulse/findings/${f.id}`, { token: aRead }],
@@ -178,7 +162,12 @@ describe('a finding in detail, with its evidence', () => {
     }
   });
 
-  it('the unversioned group refuses a read token, GET included (403), and takes a session', async () => {
+  it('the unversioned group refuses a read token, GET included (403), and takes a session', async ({
+    url,
+    aRead,
+    aLogin,
+    unattached,
+  }) => {
     const f = await unattached('gp3');
     expect((await call(url, 'GET', `/api/pulse/findings/${f.id}`, { token: aRead })).status).toBe(403);
     expect((await call(url, 'GET', `/api/pulse/findings/${f.id}/audit`, { token: aRead })).status).toBe(403);
@@ -202,7 +191,11 @@ describe('a finding in detail, with its evidence', () => {
     ).toBe(200);
   });
 
-  it('re-runs a query step live and says whether it differs; refuses a reasoning step (409)', async () => {
+  it('re-runs a query step live and says whether it differs; refuses a reasoning step (409)', async ({
+    url,
+    aWrite,
+    unattached,
+  }) => {
     const f = await unattached('io1');
     const trail = await call(url, 'GET', `/api/pulse/findings/${f.id}/audit`, { token: aWrite });
     expect(trail.body.steps.map((s: { step_kind: string }) => s.step_kind)).toEqual([
@@ -228,7 +221,7 @@ describe('a finding in detail, with its evidence', () => {
     ).toBe(404);
   });
 
-  it("another tenant's finding is a 404 on every endpoint", async () => {
+  it("another tenant's finding is a 404 on every endpoint", async ({ url, bWrite, unattached }) => {
     const f = await unattached('gp3');
     for (const [method, path] of [
       ['GET', `/api/v1/pulse/findings/${f.id}`],
@@ -251,7 +244,12 @@ describe('a finding in detail, with its evidence', () => {
 });
 
 describe('PATCH /api/v1/pulse/findings/{id}/status', () => {
-  it('accepts every lifecycle value from every status, audit-logged; refuses confirmed and unknown values', async () => {
+  it('accepts every lifecycle value from every status, audit-logged; refuses confirmed and unknown values', async ({
+    url,
+    aRead,
+    aWrite,
+    unattached,
+  }) => {
     const f = await unattached('gp3');
     for (const status of ['acknowledged', 'in_progress', 'dismissed', 'resolved', 'open']) {
       const res = await call(url, 'PATCH', `/api/v1/pulse/findings/${f.id}/status`, {
@@ -299,7 +297,13 @@ describe('PATCH /api/v1/pulse/findings/{id}/status', () => {
 });
 
 describe('rescans and clustering', () => {
-  it('a second scan adds no duplicate to the default list; the rediscovery is confirmed and in the group history', async () => {
+  it('a second scan adds no duplicate to the default list; the rediscovery is confirmed and in the group history', async ({
+    url,
+    a,
+    aRead,
+    scan,
+    list,
+  }) => {
     const before = (await list()).body.findings.map((f: { id: string }) => f.id).sort();
     const second = await scan(a);
     expect((second.counts as Record<string, number>).new_findings).toBe(0);
@@ -317,7 +321,7 @@ describe('rescans and clustering', () => {
 });
 
 describe('overview, recommendations, resolved', () => {
-  it('overview counts open findings and savings once per resource', async () => {
+  it('overview counts open findings and savings once per resource', async ({ url, aRead, list }) => {
     const res = await call(url, 'GET', '/api/v1/pulse/overview', { token: aRead });
     expect(res.status).toBe(200);
     const open = (await list()).body.findings.filter((f: { status: string }) =>
@@ -333,14 +337,14 @@ describe('overview, recommendations, resolved', () => {
     expect(res.body.estimated_savings.monthly).toBeGreaterThan(0);
   });
 
-  it('recommendations are for active findings, most urgent first', async () => {
+  it('recommendations are for active findings, most urgent first', async ({ url, aRead }) => {
     const res = await call(url, 'GET', '/api/v1/pulse/recommendations', { token: aRead });
     expect(res.status).toBe(200);
     const priorities = res.body.recommendations.map((r: { priority: number }) => r.priority);
     expect(priorities).toEqual([...priorities].sort((x: number, y: number) => x - y));
   });
 
-  it('resolved takes a domain filter; another domain value is 400', async () => {
+  it('resolved takes a domain filter; another domain value is 400', async ({ url, aRead }) => {
     expect((await call(url, 'GET', '/api/v1/pulse/resolved?domain=finops', { token: aRead })).status).toBe(
       200,
     );
@@ -349,7 +353,15 @@ describe('overview, recommendations, resolved', () => {
 });
 
 describe('reinvestigation', () => {
-  it('after a fix applied with demo exec, a reinvestigation resolves the finding and notifies', async () => {
+  it('after a fix applied with demo exec, a reinvestigation resolves the finding and notifies', async ({
+    url,
+    a,
+    aRead,
+    aWrite,
+    bWrite,
+    t,
+    unattached,
+  }) => {
     const f = await unattached('gp2');
     const detail = await call(url, 'GET', `/api/v1/pulse/findings/${f.id}`, { token: aRead });
     const volumeId = detail.body.resources[0].native_id;
@@ -398,7 +410,12 @@ describe('reinvestigation', () => {
     );
   });
 
-  it('reinvestigating a finding that is still there keeps it, via its recommendation too', async () => {
+  it('reinvestigating a finding that is still there keeps it, via its recommendation too', async ({
+    url,
+    aRead,
+    aWrite,
+    unattached,
+  }) => {
     const f = await unattached('io1');
     const recs = await call(url, 'GET', '/api/v1/pulse/recommendations', { token: aRead });
     const rec = recs.body.recommendations.find((r: { finding_id: string }) => r.finding_id === f.id);

@@ -1,37 +1,29 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestContext, startTestApi, type TestContext } from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { describe, expect } from 'vitest';
+import { startTestApi } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let on: RunningApi;
-let off: RunningApi;
-const basic = (user: string, password: string) =>
-  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  off = await startTestApi(t);
-  on = await startTestApi(t, {
+// `api` has the dashboard off (the default); `on` has it on, behind the operator's credential.
+const it = apiTest.extend('on', { scope: 'file' }, async ({ t }, { onCleanup }) => {
+  const on = await startTestApi(t, {
     BULL_BOARD_ENABLED: true,
     OPERATOR_USER: 'ops',
     OPERATOR_PASSWORD: 'correct-horse-battery',
   });
+  onCleanup(() => on.close());
+  return on;
 });
-afterAll(async () => {
-  await on?.close();
-  await off?.close();
-  await t?.close();
-});
+const basic = (user: string, password: string) =>
+  `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
 describe('queue dashboard (Bull Board)', () => {
-  it('is off by default', async () => {
+  it('is off by default', async ({ api: off }) => {
     const res = await fetch(`${off.url}/admin/queues`, {
       headers: { authorization: basic('ops', 'correct-horse-battery') },
     });
     expect(res.status).toBe(404);
   });
 
-  it('needs the operator credential', async () => {
+  it('needs the operator credential', async ({ on }) => {
     for (const headers of [
       {},
       { authorization: basic('ops', 'wrong-password-here') },
@@ -45,7 +37,7 @@ describe('queue dashboard (Bull Board)', () => {
     }
   });
 
-  it('shows every queue to the operator', async () => {
+  it('shows every queue to the operator', async ({ on }) => {
     const page = await fetch(`${on.url}/admin/queues`, {
       headers: { authorization: basic('ops', 'correct-horse-battery') },
     });

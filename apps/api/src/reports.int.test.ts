@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import {
   advanceDemo,
   connectEnvironment,
@@ -12,57 +12,10 @@ import {
 import { sql } from '@opsi/db';
 import { JobProducer } from '@opsi/jobs';
 import { createRedis } from '@opsi/redis';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  startTestApi,
-  startTestWorker,
-  testRedisUrl,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
-
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let producer: JobProducer;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aRead: string;
-let aWrite: string;
-let bRead: string;
+import { call, testRedisUrl, type TestMember } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 const policy = { attempts: 1, backoffMs: 10, timeoutMs: 1000 };
-
-async function scan(member: TestMember) {
-  const s = await requestScan(t.db, null, member.tenant.id, 'test');
-  return runScan(t.db, s.id);
-}
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { WORKER_QUEUES: ['reports'] });
-  producer = new JobProducer(createRedis(testRedisUrl(), 'producer'), t.redisPrefix);
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-  await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
-  await scan(a);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bRead = (await mintTestToken(t, b, 'read')).token;
-}, 180_000);
-afterAll(async () => {
-  await worker?.close();
-  await producer?.close();
-  await api?.close();
-  await t?.close();
-});
 
 type Report = {
   id: string;
@@ -86,83 +39,99 @@ type Report = {
 
 const sorted = (ids: string[]) => [...ids].sort();
 
-/** The ids each section must list, computed from the tables without the report's code. */
-async function expected(tenantId: string, from: string, to: string) {
-  const q = async (query: ReturnType<typeof sql<{ id: string }>>) =>
-    sorted((await query.execute(t.db)).rows.map((r) => r.id));
-  const newIds = await q(sql<{ id: string }>`
-    select id from findings where tenant_id = ${tenantId} and status <> 'confirmed'
-      and detected_at > ${from}::timestamptz and detected_at <= ${to}::timestamptz`);
-  const resolvedIds = await q(sql<{ id: string }>`
-    select id from findings where tenant_id = ${tenantId} and status = 'resolved'
-      and resolved_at > ${from}::timestamptz and resolved_at <= ${to}::timestamptz`);
-  const regressedIds = await q(sql<{ id: string }>`
-    select distinct finding_id as id from finding_group_events where tenant_id = ${tenantId} and kind = 'regressed'
-      and at > ${from}::timestamptz and at <= ${to}::timestamptz`);
-  // Drift: every history row of the snapshots taken in the period, except a connection's first one.
-  const drift = async (change: string) =>
-    sorted(
-      (
-        await sql<{ arn: string }>`
-          select h.arn from resource_history h join inventory_snapshots s on s.id = h.snapshot_id
-          where s.tenant_id = ${tenantId} and h.change = ${change}
-            and s.taken_at > ${from}::timestamptz and s.taken_at <= ${to}::timestamptz
-            and s.id <> (select id from inventory_snapshots f where f.tenant_id = ${tenantId}
-                         order by f.observed_at, f.taken_at limit 1)`.execute(t.db)
-      ).rows.map((r) => r.arn),
-    );
-  const top = (
-    await sql<{ id: string }>`
-      select f.id from findings f left join recommendations r on r.finding_id = f.id
-      where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress')
-      order by f.severity_rank desc, f.regressed desc, coalesce(r.savings, 0) desc,
-               (select count(*) from finding_resources fr where fr.finding_id = f.id) desc, f.detected_at, f.group_id
-      limit 3`.execute(t.db)
-  ).rows.map((r) => r.id);
-  return {
-    newIds,
-    resolvedIds,
-    regressedIds,
-    added: await drift('created'),
-    removed: await drift('deleted'),
-    changed: await drift('updated'),
-    top,
-  };
-}
-
-async function checkSections(r: Report, tenantId: string) {
-  const want = await expected(tenantId, r.period.from, r.period.to);
-  const s = r.sections;
-  expect(sorted(s.new_findings.map((f) => f.finding_id))).toEqual(want.newIds);
-  expect(sorted(s.resolved_findings.map((f) => f.finding_id))).toEqual(want.resolvedIds);
-  expect(sorted(s.regressed_findings.map((f) => f.finding_id))).toEqual(want.regressedIds);
-  expect(sorted(s.drift.added.map((d) => d.arn))).toEqual(want.added);
-  expect(sorted(s.drift.removed.map((d) => d.arn))).toEqual(want.removed);
-  expect(sorted(s.drift.changed.map((d) => d.arn))).toEqual(want.changed);
-  expect(s.drift.totals).toEqual({
-    added: want.added.length,
-    removed: want.removed.length,
-    changed: want.changed.length,
+const it = apiTest
+  // Only the reports pool: it writes the reports these tests ask for.
+  .override({ workerConfig: { WORKER_QUEUES: ['reports'] } })
+  .extend('producer', { scope: 'file' }, async ({ t }, { onCleanup }) => {
+    const producer = new JobProducer(createRedis(testRedisUrl(), 'producer'), t.redisPrefix);
+    onCleanup(() => producer.close());
+    return producer;
+  })
+  .extend('scan', { scope: 'file' }, async ({ t }) => async (member: TestMember) => {
+    const s = await requestScan(t.db, null, member.tenant.id, 'test');
+    return runScan(t.db, s.id);
+  })
+  /** The ids each section must list, computed from the tables without the report's code. */
+  .extend('expected', async ({ t }) => async (tenantId: string, from: string, to: string) => {
+    const q = async (query: ReturnType<typeof sql<{ id: string }>>) =>
+      sorted((await query.execute(t.db)).rows.map((r) => r.id));
+    const newIds = await q(sql<{ id: string }>`
+      select id from findings where tenant_id = ${tenantId} and status <> 'confirmed'
+        and detected_at > ${from}::timestamptz and detected_at <= ${to}::timestamptz`);
+    const resolvedIds = await q(sql<{ id: string }>`
+      select id from findings where tenant_id = ${tenantId} and status = 'resolved'
+        and resolved_at > ${from}::timestamptz and resolved_at <= ${to}::timestamptz`);
+    const regressedIds = await q(sql<{ id: string }>`
+      select distinct finding_id as id from finding_group_events where tenant_id = ${tenantId} and kind = 'regressed'
+        and at > ${from}::timestamptz and at <= ${to}::timestamptz`);
+    // Drift: every history row of the snapshots taken in the period, except a connection's first one.
+    const drift = async (change: string) =>
+      sorted(
+        (
+          await sql<{ arn: string }>`
+            select h.arn from resource_history h join inventory_snapshots s on s.id = h.snapshot_id
+            where s.tenant_id = ${tenantId} and h.change = ${change}
+              and s.taken_at > ${from}::timestamptz and s.taken_at <= ${to}::timestamptz
+              and s.id <> (select id from inventory_snapshots f where f.tenant_id = ${tenantId}
+                           order by f.observed_at, f.taken_at limit 1)`.execute(t.db)
+        ).rows.map((r) => r.arn),
+      );
+    const top = (
+      await sql<{ id: string }>`
+        select f.id from findings f left join recommendations r on r.finding_id = f.id
+        where f.tenant_id = ${tenantId} and f.status in ('open', 'acknowledged', 'in_progress')
+        order by f.severity_rank desc, f.regressed desc, coalesce(r.savings, 0) desc,
+                 (select count(*) from finding_resources fr where fr.finding_id = f.id) desc, f.detected_at, f.group_id
+        limit 3`.execute(t.db)
+    ).rows.map((r) => r.id);
+    return {
+      newIds,
+      resolvedIds,
+      regressedIds,
+      added: await drift('created'),
+      removed: await drift('deleted'),
+      changed: await drift('updated'),
+      top,
+    };
+  })
+  .extend('checkSections', async ({ url, aRead, expected }) => async (r: Report, tenantId: string) => {
+    const want = await expected(tenantId, r.period.from, r.period.to);
+    const s = r.sections;
+    expect(sorted(s.new_findings.map((f) => f.finding_id))).toEqual(want.newIds);
+    expect(sorted(s.resolved_findings.map((f) => f.finding_id))).toEqual(want.resolvedIds);
+    expect(sorted(s.regressed_findings.map((f) => f.finding_id))).toEqual(want.regressedIds);
+    expect(sorted(s.drift.added.map((d) => d.arn))).toEqual(want.added);
+    expect(sorted(s.drift.removed.map((d) => d.arn))).toEqual(want.removed);
+    expect(sorted(s.drift.changed.map((d) => d.arn))).toEqual(want.changed);
+    expect(s.drift.totals).toEqual({
+      added: want.added.length,
+      removed: want.removed.length,
+      changed: want.changed.length,
+    });
+    expect(s.top_clusters.map((c) => c.finding_id)).toEqual(want.top);
+    const overview = await call(url, 'GET', '/api/v1/pulse/overview', { token: aRead });
+    expect(s.savings.open_monthly).toBe(overview.body.estimated_savings.monthly);
+    return want;
+  })
+  .extend('waitForReports', async ({ url }) => async (token: string, n: number) => {
+    for (let i = 0; i < 200; i++) {
+      const res = await call(url, 'GET', '/api/v1/reports/morning', { token });
+      if (res.body.reports.length >= n) return res.body.reports as Report[];
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('no report');
   });
-  expect(s.top_clusters.map((c) => c.finding_id)).toEqual(want.top);
-  const overview = await call(url, 'GET', '/api/v1/pulse/overview', { token: aRead });
-  expect(s.savings.open_monthly).toBe(overview.body.estimated_savings.monthly);
-  return want;
-}
 
-async function waitForReports(token: string, n: number) {
-  for (let i = 0; i < 200; i++) {
-    const res = await call(url, 'GET', '/api/v1/reports/morning', { token });
-    if (res.body.reports.length >= n) return res.body.reports as Report[];
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('no report');
-}
+// Tenant A has the demo environment (seed 42), scanned once; tenant B has nothing.
+it.beforeAll(async ({ t, a, scan }) => {
+  await connectEnvironment(t.db, a.tenant.id, { kind: 'demo', seed: 42, size: 'small', epoch: '2026-11-01' });
+  await scan(a);
+}, 180_000);
 
 let first: Report;
 
 describe('morning report over a scripted day on the demo', () => {
-  it('404 {detail} before the first report; an empty list', async () => {
+  it('404 {detail} before the first report; an empty list', async ({ url, aRead }) => {
     const res = await call(url, 'GET', '/api/v1/reports/morning/latest', { token: aRead });
     expect(res.status).toBe(404);
     expect(res.body).toEqual({ detail: expect.any(String) });
@@ -171,7 +140,14 @@ describe('morning report over a scripted day on the demo', () => {
     });
   });
 
-  it('POST needs read_write (403 for a read token), answers 202 {job_id, status}, and the worker writes the report', async () => {
+  it('POST needs read_write (403 for a read token), answers 202 {job_id, status}, and the worker writes the report', async ({
+    url,
+    a,
+    aRead,
+    aWrite,
+    checkSections,
+    waitForReports,
+  }) => {
     expect((await call(url, 'POST', '/api/v1/reports/morning', { token: aRead })).status).toBe(403);
     const res = await call(url, 'POST', '/api/v1/reports/morning', { token: aWrite });
     expect(res.status).toBe(202);
@@ -203,13 +179,22 @@ describe('morning report over a scripted day on the demo', () => {
     expect(first.sections.top_clusters[0]!.why).toMatch(/critical|high/);
   });
 
-  it('creates a notification pointing at the report', async () => {
+  it('creates a notification pointing at the report', async ({ url, aRead }) => {
     const res = await call(url, 'GET', '/api/v1/notifications', { token: aRead });
     const n = res.body.notifications.find((x: { kind: string }) => x.kind === 'report.morning');
     expect(n).toMatchObject({ report_id: first.id, body: first.headline, finding_id: null, read: false });
   });
 
-  it('after a day (advance, a fix with demo exec, a new issue, a regression): each section lists exactly what happened', async () => {
+  it('after a day (advance, a fix with demo exec, a new issue, a regression): each section lists exactly what happened', async ({
+    url,
+    a,
+    aRead,
+    aWrite,
+    t,
+    scan,
+    checkSections,
+    waitForReports,
+  }) => {
     await advanceDemo(t.db, a.tenant.id, 1);
     await scan(a);
     const findings = (await call(url, 'GET', '/api/v1/pulse/findings', { token: aRead })).body
@@ -284,7 +269,11 @@ describe('morning report over a scripted day on the demo', () => {
     expect(second!.headline).toContain('1 resolved, 1 regressed');
   });
 
-  it('a retried job writes one report per period, and racing generations write one', async () => {
+  it('a retried job writes one report per period, and racing generations write one', async ({
+    a,
+    t,
+    producer,
+  }) => {
     const periodTo = new Date();
     const input = { tenantId: a.tenant.id, periodTo, requestedBy: 'schedule' };
     const one = await runMorningReportJob(t.db, producer, input, policy);
@@ -313,7 +302,13 @@ describe('morning report over a scripted day on the demo', () => {
     expect(raced[0]!.report.id).toBe(raced[1]!.report.id);
   });
 
-  it('the scheduled job (no period in its payload) records its period end, so a retry writes the same report', async () => {
+  it('the scheduled job (no period in its payload) records its period end, so a retry writes the same report', async ({
+    a,
+    aRead,
+    t,
+    producer,
+    waitForReports,
+  }) => {
     const before = (await waitForReports(aRead, 1)).length;
     const job = await producer.enqueue('reports', 'morning', { tenant_id: a.tenant.id });
     for (let i = 0; i < 200 && !(await job.isCompleted()); i++) await new Promise((r) => setTimeout(r, 100));
@@ -332,7 +327,7 @@ describe('morning report over a scripted day on the demo', () => {
     expect(retry).toMatchObject({ report_id: reports[0]!.id, created: false });
   });
 
-  it('isolation: another tenant sees none of it', async () => {
+  it('isolation: another tenant sees none of it', async ({ url, b, aRead, bRead, t }) => {
     expect((await call(url, 'GET', '/api/v1/reports/morning/latest', { token: bRead })).status).toBe(404);
     expect((await call(url, 'GET', '/api/v1/reports/morning', { token: bRead })).body).toEqual({
       reports: [],
@@ -351,7 +346,7 @@ describe('morning report over a scripted day on the demo', () => {
     expect(latestA.body.id).not.toBe(mine.report.id);
   });
 
-  it('list: newest first, limit 1..500 (else 400)', async () => {
+  it('list: newest first, limit 1..500 (else 400)', async ({ url, aRead }) => {
     const all = (await call(url, 'GET', '/api/v1/reports/morning', { token: aRead })).body
       .reports as Report[];
     expect(all.length).toBeGreaterThanOrEqual(4);

@@ -1,54 +1,40 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { RUN_FAILED_UNAVAILABLE, setDailyAgentBudget, sweepRuns } from '@opsi/core';
 import { RunEventLog } from '@opsi/jobs';
 import {
   call,
   createTenantWithUser,
-  createTestContext,
   mintTestToken,
   readSse,
   script,
   seqs,
   startTestApi,
-  startTestWorker,
   type SseEvent,
-  type TestContext,
-  type TestMember,
 } from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aWrite: string;
-let aRead: string;
-let bWrite: string;
-
-beforeAll(async () => {
-  t = await createTestContext({ SSE_KEEPALIVE_MS: '200' });
-  api = await startTestApi(t);
-  worker = await startTestWorker(t);
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
-});
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
-
-const streamUrl = (params: Record<string, string>) => `${url}/api/v1/stream?${new URLSearchParams(params)}`;
-const attachUrl = (params: Record<string, string>) =>
-  `${url}/api/v1/stream/attach?${new URLSearchParams(params)}`;
+// A worker with the scripted engine on every queue; keepalives every 200 ms.
+const it = apiTest
+  .override({ contextEnv: { SSE_KEEPALIVE_MS: '200' }, workerConfig: {} })
+  .extend(
+    'streamUrl',
+    async ({ url }) =>
+      (params: Record<string, string>) =>
+        `${url}/api/v1/stream?${new URLSearchParams(params)}`,
+  )
+  .extend(
+    'attachUrl',
+    async ({ url }) =>
+      (params: Record<string, string>) =>
+        `${url}/api/v1/stream/attach?${new URLSearchParams(params)}`,
+  )
+  /** Streams a scripted run to its end; answers its session and events. */
+  .extend('finishedRun', async ({ streamUrl, aWrite }) => async (steps: unknown[]) => {
+    const res = await readSse(streamUrl({ prompt: script(steps) }), { token: aWrite });
+    return { sessionId: res.headers.get('x-session-id')!, events: res.events };
+  });
 
 function expectGapless(events: SseEvent[], from = 1) {
   expect(seqs(events)).toEqual(events.map((_, i) => from + i));
@@ -65,7 +51,7 @@ function terminalCount(events: SseEvent[]) {
 }
 
 describe('POST /api/v1/ask', () => {
-  it('answers {reply, session_id} and keeps the conversation', async () => {
+  it('answers {reply, session_id} and keeps the conversation', async ({ url, aWrite, aRead }) => {
     const res = await call(url, 'POST', '/api/v1/ask', {
       token: aWrite,
       body: { prompt: script([{ delta: 'Hello ' }, { delta: 'world' }]) },
@@ -84,7 +70,11 @@ describe('POST /api/v1/ask', () => {
     expect(history.body.messages[0].run_id).toBe(history.body.messages[1].run_id);
   });
 
-  it('uses a client-chosen session id, creating the session, and continues it', async () => {
+  it('uses a client-chosen session id, creating the session, and continues it', async ({
+    url,
+    aWrite,
+    aRead,
+  }) => {
     const sessionId = `client.session:${randomUUID().slice(0, 8)}`;
     for (const prompt of ['first', 'second']) {
       const res = await call(url, 'POST', '/api/v1/ask', {
@@ -102,7 +92,7 @@ describe('POST /api/v1/ask', () => {
     ]);
   });
 
-  it('a failed run answers 502 {detail}', async () => {
+  it('a failed run answers 502 {detail}', async ({ url, aWrite }) => {
     const res = await call(url, 'POST', '/api/v1/ask', {
       token: aWrite,
       body: { prompt: script([{ delta: 'x' }, { fail: 'model exploded' }]) },
@@ -113,7 +103,12 @@ describe('POST /api/v1/ask', () => {
 
   // Found by `npm run drills` (restarts): during a Postgres restart /ask answered 502 for a run whose
   // attempts all failed for want of the database. That is the service unavailable, not the agent.
-  it('a run that failed because the database or Redis was unreachable answers 503 {detail} with Retry-After', async () => {
+  it('a run that failed because the database or Redis was unreachable answers 503 {detail} with Retry-After', async ({
+    url,
+    a,
+    aWrite,
+    t,
+  }) => {
     const prompt = script([{ sleep: 1500 }, { delta: 'late' }]);
     const asked = call(url, 'POST', '/api/v1/ask', { token: aWrite, body: { prompt } });
     let runId: string | undefined;
@@ -153,7 +148,7 @@ describe('POST /api/v1/ask', () => {
     ['prompt over 20,000 characters', { prompt: `what ${' '.repeat(19_990)} is open?` }],
   ];
   for (const [name, body] of bad) {
-    it(`${name} → 400, nothing created, no budget spent`, async () => {
+    it(`${name} → 400, nothing created, no budget spent`, async ({ url, t }) => {
       const member = await createTenantWithUser(t, { budget: 1 });
       const token = (await mintTestToken(t, member, 'read_write')).token;
       const res = await call(url, 'POST', '/api/v1/ask', { token, body });
@@ -167,12 +162,12 @@ describe('POST /api/v1/ask', () => {
     });
   }
 
-  it('a read token → 403', async () => {
+  it('a read token → 403', async ({ url, aRead }) => {
     const res = await call(url, 'POST', '/api/v1/ask', { token: aRead, body: { prompt: 'x' } });
     expect(res.status).toBe(403);
   });
 
-  it("another tenant's session id → 404, and no budget is spent", async () => {
+  it("another tenant's session id → 404, and no budget is spent", async ({ url, bWrite, t }) => {
     const theirs = await call(url, 'POST', '/api/v1/ask', { token: bWrite, body: { prompt: 'mine' } });
     const member = await createTenantWithUser(t, { budget: 1 });
     const token = (await mintTestToken(t, member, 'read_write')).token;
@@ -190,7 +185,10 @@ describe('POST /api/v1/ask', () => {
 });
 
 describe('GET /api/v1/stream', () => {
-  it('streams a gapless sequence from run.started to exactly one terminal event, then closes', async () => {
+  it('streams a gapless sequence from run.started to exactly one terminal event, then closes', async ({
+    aWrite,
+    streamUrl,
+  }) => {
     const res = await readSse(
       streamUrl({
         prompt: script([
@@ -225,7 +223,7 @@ describe('GET /api/v1/stream', () => {
     expect(res.aborted).toBe(false);
   });
 
-  it('a failing run ends with one run.failed', async () => {
+  it('a failing run ends with one run.failed', async ({ aWrite, streamUrl }) => {
     const res = await readSse(streamUrl({ prompt: script([{ delta: 'a' }, { fail: 'tool timed out' }]) }), {
       token: aWrite,
     });
@@ -234,7 +232,7 @@ describe('GET /api/v1/stream', () => {
     expect(terminalCount(res.events)).toBe(1);
   });
 
-  it('sends keepalive comments while idle', async () => {
+  it('sends keepalive comments while idle', async ({ aWrite, streamUrl }) => {
     const res = await readSse(streamUrl({ prompt: script([{ sleep: 700 }, { delta: 'done' }]) }), {
       token: aWrite,
     });
@@ -242,7 +240,13 @@ describe('GET /api/v1/stream', () => {
     expect(res.events.at(-1)!.event).toBe('run.completed');
   });
 
-  it('refusals come before the stream: 400, 403 (read token, even on GET), 404', async () => {
+  it('refusals come before the stream: 400, 403 (read token, even on GET), 404', async ({
+    url,
+    aWrite,
+    aRead,
+    bWrite,
+    streamUrl,
+  }) => {
     const missing = await readSse(`${url}/api/v1/stream`, { token: aWrite });
     expect(missing.status).toBe(400);
     expect(missing.body.detail).toMatch(/prompt/);
@@ -261,7 +265,11 @@ describe('GET /api/v1/stream', () => {
 });
 
 describe('back-pressure', () => {
-  it('a client that stops reading is dropped once it falls too far behind; the run goes on', async () => {
+  it('a client that stops reading is dropped once it falls too far behind; the run goes on', async ({
+    aWrite,
+    t,
+    attachUrl,
+  }) => {
     const small = await startTestApi(t, { SSE_MAX_BUFFERED_BYTES: 64 * 1024 });
     try {
       const { port } = new URL(small.url);
@@ -302,12 +310,11 @@ describe('back-pressure', () => {
 });
 
 describe('GET /api/v1/stream/attach', () => {
-  async function finishedRun(steps: unknown[]) {
-    const res = await readSse(streamUrl({ prompt: script(steps) }), { token: aWrite });
-    return { sessionId: res.headers.get('x-session-id')!, events: res.events };
-  }
-
-  it('replays after after_seq exactly once when the run has ended', async () => {
+  it('replays after after_seq exactly once when the run has ended', async ({
+    aWrite,
+    attachUrl,
+    finishedRun,
+  }) => {
     const { sessionId, events } = await finishedRun([{ deltas: 6 }]);
     const k = 3;
     const res = await readSse(attachUrl({ session_id: sessionId, after_seq: String(k) }), { token: aWrite });
@@ -316,7 +323,7 @@ describe('GET /api/v1/stream/attach', () => {
     expect(res.events.map((e) => e.data)).toEqual(events.slice(k).map((e) => e.data));
   });
 
-  it('Last-Event-ID wins over after_seq', async () => {
+  it('Last-Event-ID wins over after_seq', async ({ aWrite, attachUrl, finishedRun }) => {
     const { sessionId, events } = await finishedRun([{ deltas: 4 }]);
     const res = await readSse(attachUrl({ session_id: sessionId, after_seq: '1' }), {
       token: aWrite,
@@ -325,7 +332,11 @@ describe('GET /api/v1/stream/attach', () => {
     expect(seqs(res.events)).toEqual(seqs(events).slice(5));
   });
 
-  it('after the last event of a finished run: 200, nothing, closed', async () => {
+  it('after the last event of a finished run: 200, nothing, closed', async ({
+    aWrite,
+    attachUrl,
+    finishedRun,
+  }) => {
     const { sessionId, events } = await finishedRun([{ delta: 'x' }]);
     const res = await readSse(attachUrl({ session_id: sessionId, after_seq: String(events.length) }), {
       token: aWrite,
@@ -335,7 +346,11 @@ describe('GET /api/v1/stream/attach', () => {
     expect(res.aborted).toBe(false);
   });
 
-  it('a client that drops after seq k and re-attaches while the run is still going gets k+1… exactly once', async () => {
+  it('a client that drops after seq k and re-attaches while the run is still going gets k+1… exactly once', async ({
+    aWrite,
+    streamUrl,
+    attachUrl,
+  }) => {
     const prompt = script([{ deltas: 3 }, { sleep: 400 }, { deltas: 3 }, { sleep: 300 }, { delta: 'end' }]);
     const first = await readSse(streamUrl({ prompt }), { token: aWrite, stopAfter: (ev) => ev.length >= 3 });
     expect(first.aborted).toBe(true);
@@ -350,7 +365,11 @@ describe('GET /api/v1/stream/attach', () => {
     expect(all.at(-1)!.data.reply).toContain('end');
   });
 
-  it('many concurrent attachers at different cursors each get their own tail, once', async () => {
+  it('many concurrent attachers at different cursors each get their own tail, once', async ({
+    aWrite,
+    streamUrl,
+    attachUrl,
+  }) => {
     const first = await readSse(
       streamUrl({ prompt: script([{ deltas: 2 }, { sleep: 300 }, { deltas: 5 }]) }),
       {
@@ -369,7 +388,12 @@ describe('GET /api/v1/stream/attach', () => {
     results.forEach((r, k) => expect(seqs(r.events)).toEqual(seqs(full).slice(k)));
   });
 
-  it('404 for a session without a run, an unknown session, or another tenant’s', async () => {
+  it('404 for a session without a run, an unknown session, or another tenant’s', async ({
+    url,
+    aWrite,
+    bWrite,
+    attachUrl,
+  }) => {
     const empty = await call(url, 'POST', '/api/v1/sessions', { token: aWrite, body: { name: 'empty' } });
     expect((await readSse(attachUrl({ session_id: empty.body.id }), { token: aWrite })).status).toBe(404);
     expect((await readSse(attachUrl({ session_id: 'no-such-session' }), { token: aWrite })).status).toBe(404);
@@ -379,7 +403,12 @@ describe('GET /api/v1/stream/attach', () => {
     );
   });
 
-  it('400 without session_id or with a bad cursor; 403 for a read token', async () => {
+  it('400 without session_id or with a bad cursor; 403 for a read token', async ({
+    url,
+    aWrite,
+    aRead,
+    attachUrl,
+  }) => {
     expect((await readSse(`${url}/api/v1/stream/attach`, { token: aWrite })).status).toBe(400);
     expect((await readSse(attachUrl({ session_id: 'x', after_seq: '-1' }), { token: aWrite })).status).toBe(
       400,
@@ -393,7 +422,12 @@ describe('GET /api/v1/stream/attach', () => {
 });
 
 describe('daily agent budget', () => {
-  it('with budget 3: three asks pass, the fourth is 429 with Retry-After; other endpoints keep working', async () => {
+  it('with budget 3: three asks pass, the fourth is 429 with Retry-After; other endpoints keep working', async ({
+    url,
+    t,
+    streamUrl,
+    attachUrl,
+  }) => {
     const member = await createTenantWithUser(t, { budget: 3 });
     const token = (await mintTestToken(t, member, 'read_write')).token;
     let sessionId = '';
@@ -426,7 +460,7 @@ describe('daily agent budget', () => {
     );
   });
 
-  it('20 concurrent asks against budget 5 admit exactly 5', async () => {
+  it('20 concurrent asks against budget 5 admit exactly 5', async ({ url, t }) => {
     const member = await createTenantWithUser(t, { budget: 5 });
     const token = (await mintTestToken(t, member, 'read_write')).token;
     const results = await Promise.all(
@@ -445,7 +479,7 @@ describe('daily agent budget', () => {
     expect(runs).toHaveLength(5);
   });
 
-  it('the operator changes the size', async () => {
+  it('the operator changes the size', async ({ url, t }) => {
     const member = await createTenantWithUser(t, { budget: 0 });
     const token = (await mintTestToken(t, member, 'read_write')).token;
     expect((await call(url, 'POST', '/api/v1/ask', { token, body: { prompt: 'x' } })).status).toBe(429);
@@ -455,7 +489,12 @@ describe('daily agent budget', () => {
 });
 
 describe('sessions', () => {
-  it('create (201), list, rename, history; each scoped to the tenant', async () => {
+  it('create (201), list, rename, history; each scoped to the tenant', async ({
+    url,
+    aWrite,
+    aRead,
+    bWrite,
+  }) => {
     const created = await call(url, 'POST', '/api/v1/sessions', {
       token: aWrite,
       body: { name: 'Cost review' },
@@ -495,7 +534,7 @@ describe('sessions', () => {
     ).toBe(200);
   });
 
-  it('400s and 403s', async () => {
+  it('400s and 403s', async ({ url, aWrite, aRead }) => {
     expect((await call(url, 'POST', '/api/v1/sessions', { token: aWrite, body: { name: '' } })).status).toBe(
       400,
     );
@@ -508,7 +547,13 @@ describe('sessions', () => {
     expect((await call(url, 'DELETE', '/api/v1/sessions/no-such', { token: aWrite })).status).toBe(404);
   });
 
-  it('delete removes the messages; a running run is cancelled and ends with run.failed', async () => {
+  it('delete removes the messages; a running run is cancelled and ends with run.failed', async ({
+    url,
+    aWrite,
+    aRead,
+    t,
+    streamUrl,
+  }) => {
     let sessionId = '';
     const streaming = readSse(streamUrl({ prompt: script([{ delta: 'working' }, { hang: true }]) }), {
       token: aWrite,

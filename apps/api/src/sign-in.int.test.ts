@@ -1,46 +1,35 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunningApi } from './server';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  startTestApi,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
+import { describe, expect } from 'vitest';
+import { call, createTenantWithUser, startTestApi } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
 // Sign-in hardening (issue 24): failed-attempt limits shared through Redis by every API process,
 // login CSRF, HSTS and Secure cookies when PUBLIC_URL is https.
 
-let t: TestContext;
-let api: RunningApi;
-let second: RunningApi;
-let proxied: RunningApi;
-let a: TestMember;
-let b: TestMember;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  // Two API processes' worth of app on one Redis and database, as a deployment with replicas has.
-  api = await startTestApi(t);
-  second = await startTestApi(t);
-  // Behind a proxy (client addresses from X-Forwarded-For) with a small per-address limit.
-  proxied = await startTestApi(t, { TRUST_PROXY: true, LOGIN_MAX_FAILURES_PER_ADDRESS: 5 });
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-}, 60_000);
-afterAll(async () => {
-  await proxied?.close();
-  await second?.close();
-  await api?.close();
-  await t?.close();
-});
+// Two API processes' worth of app on one Redis and database (`api` and `second`), as a deployment
+// with replicas has; a third behind a proxy (client addresses from X-Forwarded-For) with a small
+// per-address limit. Tenants A and B each have their owner.
+const it = apiTest
+  .extend('second', { scope: 'file' }, async ({ t }, { onCleanup }) => {
+    const second = await startTestApi(t);
+    onCleanup(() => second.close());
+    return second;
+  })
+  .extend('proxied', { scope: 'file' }, async ({ t }, { onCleanup }) => {
+    const proxied = await startTestApi(t, { TRUST_PROXY: true, LOGIN_MAX_FAILURES_PER_ADDRESS: 5 });
+    onCleanup(() => proxied.close());
+    return proxied;
+  });
 
 const signIn = (base: string, email: string, password: string, headers: Record<string, string> = {}) =>
   call(base, 'POST', '/auth/login', { body: { email, password }, headers });
 
 describe('failed sign-in limits', () => {
-  it('the 21st wrong password for one account within a minute is 429 with Retry-After, on any API process', async () => {
+  it('the 21st wrong password for one account within a minute is 429 with Retry-After, on any API process', async ({
+    api,
+    second,
+    a,
+    b,
+  }) => {
     for (let i = 1; i <= 20; i++) {
       const res = await signIn(i % 2 ? api.url : second.url, a.user.email, `wrong-${i}`);
       expect(res.status, `attempt ${i}`).toBe(401);
@@ -58,7 +47,11 @@ describe('failed sign-in limits', () => {
     expect((await signIn(api.url, b.user.email, b.password)).status).toBe(200);
   }, 60_000);
 
-  it('guesses sent at once count too: of 30 wrong passwords sent together, at most 20 are checked', async () => {
+  it('guesses sent at once count too: of 30 wrong passwords sent together, at most 20 are checked', async ({
+    t,
+    api,
+    second,
+  }) => {
     // Before, every request of a burst passed the lockout check before the first failure was counted,
     // so a guesser sending them together had all 30 (or 1,000) checked. Guesses in flight now count.
     const c = await createTenantWithUser(t);
@@ -91,7 +84,7 @@ describe('failed sign-in limits', () => {
     if (checked === 20) expect((await signIn(api.url, c.user.email, c.password)).status).toBe(429);
   }, 60_000);
 
-  it('per client address: failures across accounts lock the address, not others', async () => {
+  it('per client address: failures across accounts lock the address, not others', async ({ proxied, b }) => {
     const from = (ip: string) => ({ 'x-forwarded-for': ip });
     for (let i = 0; i < 5; i++)
       expect((await signIn(proxied.url, `nobody${i}@example.com`, 'x', from('203.0.113.7'))).status).toBe(
@@ -106,7 +99,10 @@ describe('failed sign-in limits', () => {
 });
 
 describe('login CSRF', () => {
-  it('refuses cross-site browser posts (403), lets same-origin and non-browser ones through', async () => {
+  it('refuses cross-site browser posts (403), lets same-origin and non-browser ones through', async ({
+    api,
+    b,
+  }) => {
     const form = (headers: Record<string, string>) =>
       call(api.url, 'POST', '/auth/login', {
         rawBody: new URLSearchParams({ email: b.user.email, password: b.password, next: '/' }).toString(),
@@ -138,7 +134,10 @@ describe('login CSRF', () => {
 });
 
 describe('HSTS and Secure cookies', () => {
-  it('with PUBLIC_URL https (no TRUST_PROXY): Strict-Transport-Security and a Secure session cookie', async () => {
+  it('with PUBLIC_URL https (no TRUST_PROXY): Strict-Transport-Security and a Secure session cookie', async ({
+    b,
+    t,
+  }) => {
     const https = await startTestApi(t, {
       PUBLIC_URL: 'https://opsi.example.com',
       publicUrl: 'https://opsi.example.com',
@@ -155,7 +154,7 @@ describe('HSTS and Secure cookies', () => {
     }
   });
 
-  it('with an http PUBLIC_URL: neither', async () => {
+  it('with an http PUBLIC_URL: neither', async ({ api, b }) => {
     const res = await signIn(api.url, b.user.email, b.password);
     expect(res.status).toBe(200);
     expect(res.headers.get('strict-transport-security')).toBeNull();

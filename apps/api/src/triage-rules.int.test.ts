@@ -1,72 +1,78 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
 import { createTriageIntake, normalizeAlerts, processAlertBatch } from '@opsi/core';
-import {
-  call,
-  createTenantWithUser,
-  createTestContext,
-  mintTestToken,
-  startTestApi,
-  startTestWorker,
-  type TestContext,
-  type TestMember,
-} from '@opsi/test-support';
-import type { RunningApi } from './server';
+import { call, createTenantWithUser, mintTestToken } from '@opsi/test-support';
+import { apiTest } from '@opsi/test-support/api-fixture';
 
-let t: TestContext;
-let api: RunningApi;
-let worker: Awaited<ReturnType<typeof startTestWorker>>;
-let url: string;
-let a: TestMember;
-let b: TestMember;
-let aRead: string;
-let aWrite: string;
-let bWrite: string;
-
-beforeAll(async () => {
-  t = await createTestContext();
-  api = await startTestApi(t);
-  worker = await startTestWorker(t, { WORKER_QUEUES: ['triage'] });
-  url = api.url;
-  a = await createTenantWithUser(t);
-  b = await createTenantWithUser(t);
-  aRead = (await mintTestToken(t, a, 'read')).token;
-  aWrite = (await mintTestToken(t, a, 'read_write')).token;
-  bWrite = (await mintTestToken(t, b, 'read_write')).token;
-}, 60_000);
-afterAll(async () => {
-  await worker?.close();
-  await api?.close();
-  await t?.close();
-});
+const it = apiTest
+  // Only the triage pool: it applies the rules to the alerts posted here.
+  .override({ workerConfig: { WORKER_QUEUES: ['triage'] } })
+  .extend(
+    'rules',
+    async ({ url, aWrite }) =>
+      (token = aWrite) =>
+        call(url, 'GET', '/api/v1/triage/rules', { token }),
+  )
+  .extend(
+    'create',
+    async ({ url, aWrite }) =>
+      (body: unknown, token = aWrite) =>
+        call(url, 'POST', '/api/v1/triage/rules', { token, body }),
+  )
+  .extend(
+    'patch',
+    async ({ url, aWrite }) =>
+      (id: string, body: unknown, token = aWrite) =>
+        call(url, 'PATCH', `/api/v1/triage/rules/${encodeURIComponent(id)}`, { token, body }),
+  )
+  .extend(
+    'remove',
+    async ({ url, aWrite }) =>
+      (id: string, token = aWrite) =>
+        call(url, 'DELETE', `/api/v1/triage/rules/${encodeURIComponent(id)}`, { token }),
+  )
+  .extend(
+    'post',
+    async ({ url, aWrite }) =>
+      (body: unknown, token = aWrite) =>
+        call(url, 'POST', '/api/v1/triage/alerts', { token, body }),
+  )
+  .extend(
+    'stored',
+    async ({ t }) =>
+      async (tenantId: string) =>
+        t.db
+          .selectFrom('triage_rules')
+          .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
+          .where('tenant_id', '=', tenantId)
+          .orderBy('created_at')
+          .execute(),
+  )
+  .extend(
+    'audit',
+    async ({ t }) =>
+      async (tenantId: string, target: string) =>
+        (
+          await t.db
+            .selectFrom('audit_log')
+            .select('action')
+            .where('tenant_id', '=', tenantId)
+            .where('target_id', '=', target)
+            .orderBy('seq')
+            .execute()
+        ).map((r) => r.action),
+  );
 
 const UUID = expect.stringMatching(/^[0-9a-f-]{36}$/);
-const rules = (token = aWrite) => call(url, 'GET', '/api/v1/triage/rules', { token });
-const create = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/triage/rules', { token, body });
-const patch = (id: string, body: unknown, token = aWrite) =>
-  call(url, 'PATCH', `/api/v1/triage/rules/${encodeURIComponent(id)}`, { token, body });
-const remove = (id: string, token = aWrite) =>
-  call(url, 'DELETE', `/api/v1/triage/rules/${encodeURIComponent(id)}`, { token });
-const post = (body: unknown, token = aWrite) => call(url, 'POST', '/api/v1/triage/alerts', { token, body });
-const stored = async (tenantId: string) =>
-  t.db
-    .selectFrom('triage_rules')
-    .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('created_at')
-    .execute();
-const audit = async (tenantId: string, target: string) =>
-  (
-    await t.db
-      .selectFrom('audit_log')
-      .select('action')
-      .where('tenant_id', '=', tenantId)
-      .where('target_id', '=', target)
-      .orderBy('seq')
-      .execute()
-  ).map((r) => r.action);
 
 describe('tenant triage rules: write, change, delete', () => {
-  it('POST answers 201 with the rule, fills defaults, lists it before the built-in ones, audit-logged', async () => {
+  it('POST answers 201 with the rule, fills defaults, lists it before the built-in ones, audit-logged', async ({
+    a,
+    bWrite,
+    rules,
+    create,
+    remove,
+    audit,
+  }) => {
     const res = await create({
       name: 'Silence canaries',
       kind: 'suppress',
@@ -113,7 +119,7 @@ describe('tenant triage rules: write, change, delete', () => {
     await remove(res.body.id);
   });
 
-  it('bad input is 400 naming the field, and changes nothing', async () => {
+  it('bad input is 400 naming the field, and changes nothing', async ({ a, create, stored }) => {
     const before = await stored(a.tenant.id);
     for (const [body, field] of [
       [{ name: 'x', kind: 'silence', match: {} }, 'kind'],
@@ -132,7 +138,15 @@ describe('tenant triage rules: write, change, delete', () => {
     expect(await stored(a.tenant.id)).toEqual(before);
   });
 
-  it('PATCH changes name, enabled, match and action (checked against the kind); 400, 404, 409 as documented', async () => {
+  it('PATCH changes name, enabled, match and action (checked against the kind); 400, 404, 409 as documented', async ({
+    a,
+    bWrite,
+    create,
+    patch,
+    remove,
+    stored,
+    audit,
+  }) => {
     const rule = (await create({ name: 'Short dedupe', kind: 'dedupe', action: { window_minutes: 5 } })).body;
     const res = await patch(rule.id, {
       name: 'Shorter dedupe',
@@ -177,7 +191,14 @@ describe('tenant triage rules: write, change, delete', () => {
     await remove(rule.id);
   });
 
-  it('DELETE answers 204 and audits; built-in 409; another tenant’s or an unknown rule 404', async () => {
+  it('DELETE answers 204 and audits; built-in 409; another tenant’s or an unknown rule 404', async ({
+    a,
+    bWrite,
+    create,
+    remove,
+    stored,
+    audit,
+  }) => {
     const rule = (await create({ name: 'Temporary', kind: 'suppress' })).body;
     expect((await remove(rule.id, bWrite)).status).toBe(404);
     expect((await stored(a.tenant.id)).map((r) => r.id)).toContain(rule.id);
@@ -192,7 +213,15 @@ describe('tenant triage rules: write, change, delete', () => {
     expect(await audit(a.tenant.id, rule.id)).toEqual(['triage_rule.created', 'triage_rule.deleted']);
   });
 
-  it('a read token is refused on every write (403) and changes nothing', async () => {
+  it('a read token is refused on every write (403) and changes nothing', async ({
+    url,
+    a,
+    aRead,
+    rules,
+    create,
+    remove,
+    stored,
+  }) => {
     const rule = (await create({ name: 'Kept', kind: 'suppress' })).body;
     const before = await stored(a.tenant.id);
     for (const [method, path, body] of [
@@ -211,7 +240,14 @@ describe('tenant triage rules: write, change, delete', () => {
 });
 
 describe('the pipeline applies the tenant’s enabled rules', () => {
-  it('suppress: matching alerts are suppressed and counted; disabled, it no longer applies', async () => {
+  it('suppress: matching alerts are suppressed and counted; disabled, it no longer applies', async ({
+    url,
+    bWrite,
+    create,
+    patch,
+    remove,
+    post,
+  }) => {
     const rule = (
       await create({ name: 'Canaries', kind: 'suppress', match: { title_contains: 'CANARY' } }, bWrite)
     ).body;
@@ -229,7 +265,13 @@ describe('the pipeline applies the tenant’s enabled rules', () => {
     await remove(rule.id, bWrite);
   });
 
-  it('route: a tenant rule overrides the built-in one (no incident, or another severity); suppress false un-suppresses', async () => {
+  it('route: a tenant rule overrides the built-in one (no incident, or another severity); suppress false un-suppresses', async ({
+    url,
+    bWrite,
+    create,
+    remove,
+    post,
+  }) => {
     const quiet = (
       await create(
         {
@@ -279,7 +321,12 @@ describe('the pipeline applies the tenant’s enabled rules', () => {
     for (const r of [quiet, sev4, keepInfo]) expect((await remove(r.id, bWrite)).status).toBe(204);
   });
 
-  it('dedupe and correlate windows: a tenant rule narrows them for the alerts it matches', async () => {
+  it('dedupe and correlate windows: a tenant rule narrows them for the alerts it matches', async ({
+    bWrite,
+    create,
+    remove,
+    post,
+  }) => {
     const at = (minute: number) => new Date(Date.UTC(2026, 10, 20, 10, minute)).toISOString();
     const alert = (fingerprint: string, minute: number) => ({
       title: `disk ${fingerprint}`,
@@ -328,7 +375,11 @@ describe('the pipeline applies the tenant’s enabled rules', () => {
 });
 
 describe('group commit', () => {
-  it('concurrent requests each get their own decisions, in order, whatever batch they shared', async () => {
+  it('concurrent requests each get their own decisions, in order, whatever batch they shared', async ({
+    url,
+    t,
+    post,
+  }) => {
     const member = await createTenantWithUser(t);
     const token = (await mintTestToken(t, member, 'read_write')).token;
     const answers = await Promise.all(
@@ -360,7 +411,9 @@ describe('group commit', () => {
     });
   });
 
-  it('requests of one tenant in one turn are one inbox insert under one batch and one job; tenants never share', async () => {
+  it('requests of one tenant in one turn are one inbox insert under one batch and one job; tenants never share', async ({
+    t,
+  }) => {
     const one = await createTenantWithUser(t);
     const two = await createTenantWithUser(t);
     const jobs: Array<{ tenantId: string; batchId: string; inboxIds: number[] }> = [];
