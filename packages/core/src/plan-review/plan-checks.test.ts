@@ -655,6 +655,29 @@ describe('plan checks on settings a separate resource carries (the whole plan)',
     ).toEqual([]);
   });
 
+  it("Checkov's own edge cases of its logging fixtures, on a complete after-state", () => {
+    // example_ELBv2AccessLogs "only_bucket": a block without `enabled` is off (the default is false).
+    expect(ids('aws_lb', { access_logs: [{ bucket: 'logs', enabled: false }] }, complete)).toEqual([
+      'security.lb_access_logs_off',
+    ]);
+    expect(ids('aws_alb', { access_logs: [{ bucket: 'logs' }] }, complete)).toEqual([
+      'security.lb_access_logs_off',
+    ]);
+    // test_ELBAccessLogs: a classic block without `enabled` is on; no block is off.
+    expect(ids('aws_elb', { access_logs: [{ bucket: 'logs' }] }, complete)).toEqual([]);
+    expect(ids('aws_elb', { name: 'web' }, complete)).toEqual(['security.lb_access_logs_off']);
+    // test_RedshiftClusterLogging "missing_2": a logging block without `enable`.
+    expect(
+      ids('aws_redshift_cluster', { encrypted: true, publicly_accessible: false, logging: [{}] }, complete),
+    ).toEqual(['security.redshift_logging_off']);
+    expect(ids('aws_eks_cluster', { name: 'k', enabled_cluster_log_types: null }, complete)).toEqual([
+      'security.eks_control_plane_logging_off',
+    ]);
+    expect(ids('aws_cloudtrail', { name: 't', enable_logging: true }, complete)).toEqual([
+      'security.cloudtrail_log_validation_off',
+    ]);
+  });
+
   it('only a complete after-state says a VPC has no flow log (a text update lists none it leaves alone)', () => {
     expect(ids('aws_vpc', { id: 'vpc-1', tags: { Name: 'x' } })).toEqual([]);
   });
