@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { failedPlanChecks, PLAN_CHECKS } from './plan-checks';
+import { failedPlanChecks, PLAN_CHECKS, planAttachments } from './plan-checks';
 
 // One positive and one negative after-state of our own per check, for each type that carries it.
 const ingress = (o: Record<string, unknown>) => ({
@@ -13,7 +13,15 @@ const policy = (action: unknown, resource: unknown = '*') =>
     Statement: [{ Effect: 'Allow', Action: action, Resource: resource }],
   });
 
-const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, unknown>]> = [
+type Ctx = Parameters<typeof failedPlanChecks>[2];
+const complete = { complete: true };
+/** A plan whose separate resources attach to these identifiers (see planAttachments). */
+const withAttached = (type: string, known: string[], unknown = false): Ctx => ({
+  complete: true,
+  attached: { [type]: { known: new Set(known), unknown } },
+});
+
+const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, unknown>, Ctx?]> = [
   [
     'security.sg_all_ports_open',
     'aws_security_group',
@@ -435,15 +443,90 @@ const FIXTURES: Array<[string, string, Record<string, unknown>, Record<string, u
     { inline_policy: policy('*', 'arn:aws:s3:::b') },
     { inline_policy: policy('s3:ListBucket', 'arn:aws:s3:::b') },
   ],
+  // ---- logging (Checkov's LOGGING checks) ----
+  [
+    'security.cloudtrail_log_validation_off',
+    'aws_cloudtrail',
+    { name: 't', enable_logging: true, enable_log_file_validation: false },
+    { name: 't', enable_logging: true, enable_log_file_validation: true },
+  ],
+  [
+    'security.s3_access_logging_off',
+    'aws_s3_bucket',
+    { bucket: 'data', logging: [] },
+    { bucket: 'data', logging: [{ target_bucket: 'logs', target_prefix: 'log/' }] },
+  ],
+  [
+    'security.lb_access_logs_off',
+    'aws_lb',
+    { load_balancer_type: 'application', access_logs: [{ bucket: 'logs', enabled: false }] },
+    { load_balancer_type: 'application', access_logs: [{ bucket: 'logs', enabled: true }] },
+  ],
+  [
+    'security.lb_access_logs_off',
+    'aws_alb',
+    { load_balancer_type: 'network', access_logs: [] },
+    { load_balancer_type: 'gateway', access_logs: [] },
+  ],
+  [
+    'security.lb_access_logs_off',
+    'aws_elb',
+    { name: 'web', access_logs: [] },
+    { name: 'web', access_logs: [{ bucket: 'logs', interval: 60 }] },
+  ],
+  [
+    'security.eks_control_plane_logging_off',
+    'aws_eks_cluster',
+    { name: 'k', enabled_cluster_log_types: ['api', 'audit'] },
+    {
+      name: 'k',
+      enabled_cluster_log_types: ['api', 'audit', 'authenticator', 'controllerManager', 'scheduler'],
+    },
+  ],
+  [
+    'security.rds_log_exports_off',
+    'aws_db_instance',
+    { engine: 'postgres', storage_encrypted: true, enabled_cloudwatch_logs_exports: null },
+    { engine: 'postgres', storage_encrypted: true, enabled_cloudwatch_logs_exports: ['postgresql'] },
+  ],
+  [
+    'security.apigw_access_logs_off',
+    'aws_api_gateway_stage',
+    { stage_name: 'prod', access_log_settings: [] },
+    {
+      stage_name: 'prod',
+      access_log_settings: [{ destination_arn: 'arn:aws:logs:us-east-1:1:log-group:a' }],
+    },
+  ],
+  [
+    'security.apigw_access_logs_off',
+    'aws_apigatewayv2_stage',
+    { name: '$default', access_log_settings: null },
+    // The destination is a log group of the same plan: Terraform knows its ARN only after apply.
+    { name: '$default', access_log_settings: [{ format: '$context.requestId' }] },
+  ],
+  [
+    'security.redshift_logging_off',
+    'aws_redshift_cluster',
+    { cluster_identifier: 'dw', encrypted: true, logging: [{ enable: false }] },
+    { cluster_identifier: 'dw', encrypted: true, logging: [{ enable: true, bucket_name: 'logs' }] },
+  ],
+  [
+    'security.vpc_flow_logs_off',
+    'aws_vpc',
+    { id: 'vpc-1', cidr_block: '10.0.0.0/16' },
+    { id: 'vpc-2', cidr_block: '10.0.0.0/16' },
+    withAttached('aws_flow_log', ['vpc-2']),
+  ],
 ];
 
-const ids = (type: string, after: Record<string, unknown>) =>
-  failedPlanChecks(type, after).map((c) => c.checkId);
+const ids = (type: string, after: Record<string, unknown>, ctx?: Ctx) =>
+  failedPlanChecks(type, after, ctx).map((c) => c.checkId);
 
 describe('plan checks: a positive and a negative fixture for each', () => {
-  it.each(FIXTURES)('%s on %s', (checkId, type, positive, negative) => {
-    expect(ids(type, positive)).toContain(checkId);
-    expect(ids(type, negative)).not.toContain(checkId);
+  it.each(FIXTURES)('%s on %s', (checkId, type, positive, negative, ctx) => {
+    expect(ids(type, positive, ctx)).toContain(checkId);
+    expect(ids(type, negative, ctx)).not.toContain(checkId);
   });
 
   it('every check and every type it names has fixtures', () => {
@@ -461,7 +544,6 @@ describe('plan checks: a positive and a negative fixture for each', () => {
   });
 
   it('a complete after-state (JSON, or a create): an attribute Terraform knows only after apply counts as not set, as Checkov reads it', () => {
-    const complete = { complete: true };
     const both = (type: string, after: Record<string, unknown>) => [
       failedPlanChecks(type, after).map((c) => c.checkId),
       failedPlanChecks(type, after, complete).map((c) => c.checkId),
@@ -471,7 +553,10 @@ describe('plan checks: a positive and a negative fixture for each', () => {
       [],
       ['security.ebs_unencrypted', 'security.ec2_imdsv1'],
     ]);
-    expect(both('aws_db_instance', { engine: 'mysql' })).toEqual([[], ['security.rds_unencrypted']]);
+    expect(both('aws_db_instance', { engine: 'mysql' })).toEqual([
+      [],
+      ['security.rds_unencrypted', 'security.rds_log_exports_off'],
+    ]);
     expect(both('aws_kms_key', { description: 'k' })).toEqual([[], ['security.kms_rotation_off']]);
     // Checkov's value checks fail a missing setting: a snapshot, a cluster, a domain, a public access block.
     expect(both('aws_neptune_cluster_snapshot', { db_cluster_identifier: 'n' })).toEqual([
@@ -490,7 +575,10 @@ describe('plan checks: a positive and a negative fixture for each', () => {
       [],
       ['security.s3_public_access_block_off'],
     ]);
-    expect(both('aws_redshift_cluster', { encrypted: true })).toEqual([[], ['security.rds_public']]);
+    expect(both('aws_redshift_cluster', { encrypted: true })).toEqual([
+      [],
+      ['security.rds_public', 'security.redshift_logging_off'],
+    ]);
     expect(
       failedPlanChecks(
         'aws_instance',
@@ -502,5 +590,95 @@ describe('plan checks: a positive and a negative fixture for each', () => {
     expect(ids('aws_instance', { ebs_block_device: [{ encrypted: false, snapshot_id: 'snap-1' }] })).toEqual(
       [],
     );
+  });
+});
+
+describe('plan checks on settings a separate resource carries (the whole plan)', () => {
+  type Change = Parameters<typeof planAttachments>[0][number];
+  const change = (type: string, after: Record<string, unknown> | null, o: Partial<Change> = {}): Change => ({
+    mode: 'managed',
+    type,
+    action: 'create',
+    before: null,
+    after,
+    afterUnknown: [],
+    ...o,
+  });
+  const bucket = { bucket: 'data', logging: [] };
+  const s3 = (changes: Change[]) =>
+    ids('aws_s3_bucket', bucket, { complete: true, attached: planAttachments(changes, 'after') });
+
+  it('CKV_AWS_18: an aws_s3_bucket_logging naming the bucket is its access logging', () => {
+    expect(s3([])).toContain('security.s3_access_logging_off');
+    expect(s3([change('aws_s3_bucket_logging', { bucket: 'data', target_bucket: 'logs' })])).not.toContain(
+      'security.s3_access_logging_off',
+    );
+    // Another bucket's logging is not this one's.
+    expect(s3([change('aws_s3_bucket_logging', { bucket: 'other', target_bucket: 'logs' })])).toContain(
+      'security.s3_access_logging_off',
+    );
+    // A logging resource the plan deletes no longer logs the bucket.
+    expect(
+      s3([change('aws_s3_bucket_logging', null, { action: 'delete', before: { bucket: 'data' } })]),
+    ).toContain('security.s3_access_logging_off');
+  });
+
+  it('a separate resource whose target Terraform knows only after apply could be any: nothing is flagged', () => {
+    // `bucket = aws_s3_bucket.data.id` of a new bucket: absent from a JSON after-state, unknown in after_unknown.
+    expect(
+      s3([change('aws_s3_bucket_logging', { target_bucket: 'logs' }, { afterUnknown: [['bucket']] })]),
+    ).toEqual([]);
+    const vpc = (changes: Change[]) =>
+      ids(
+        'aws_vpc',
+        { cidr_block: '10.0.0.0/16' },
+        { complete: true, attached: planAttachments(changes, 'after') },
+      );
+    expect(vpc([])).toEqual(['security.vpc_flow_logs_off']);
+    expect(vpc([change('aws_flow_log', { traffic_type: 'ALL' }, { afterUnknown: [['vpc_id']] })])).toEqual(
+      [],
+    );
+    // A flow log of a subnet (vpc_id null) is not the VPC's.
+    expect(
+      vpc([change('aws_flow_log', { traffic_type: 'ALL', vpc_id: null, subnet_id: 'subnet-1' })]),
+    ).toEqual(['security.vpc_flow_logs_off']);
+  });
+
+  it('CKV_AWS_71: provider v5 and later log a Redshift cluster with aws_redshift_logging', () => {
+    const cluster = { cluster_identifier: 'dw', encrypted: true, publicly_accessible: false };
+    expect(ids('aws_redshift_cluster', cluster, complete)).toEqual(['security.redshift_logging_off']);
+    expect(
+      ids('aws_redshift_cluster', cluster, {
+        complete: true,
+        attached: planAttachments([change('aws_redshift_logging', { cluster_identifier: 'dw' })], 'after'),
+      }),
+    ).toEqual([]);
+  });
+
+  it("Checkov's own edge cases of its logging fixtures, on a complete after-state", () => {
+    // example_ELBv2AccessLogs "only_bucket": a block without `enabled` is off (the default is false).
+    expect(ids('aws_lb', { access_logs: [{ bucket: 'logs', enabled: false }] }, complete)).toEqual([
+      'security.lb_access_logs_off',
+    ]);
+    expect(ids('aws_alb', { access_logs: [{ bucket: 'logs' }] }, complete)).toEqual([
+      'security.lb_access_logs_off',
+    ]);
+    // test_ELBAccessLogs: a classic block without `enabled` is on; no block is off.
+    expect(ids('aws_elb', { access_logs: [{ bucket: 'logs' }] }, complete)).toEqual([]);
+    expect(ids('aws_elb', { name: 'web' }, complete)).toEqual(['security.lb_access_logs_off']);
+    // test_RedshiftClusterLogging "missing_2": a logging block without `enable`.
+    expect(
+      ids('aws_redshift_cluster', { encrypted: true, publicly_accessible: false, logging: [{}] }, complete),
+    ).toEqual(['security.redshift_logging_off']);
+    expect(ids('aws_eks_cluster', { name: 'k', enabled_cluster_log_types: null }, complete)).toEqual([
+      'security.eks_control_plane_logging_off',
+    ]);
+    expect(ids('aws_cloudtrail', { name: 't', enable_logging: true }, complete)).toEqual([
+      'security.cloudtrail_log_validation_off',
+    ]);
+  });
+
+  it('only a complete after-state says a VPC has no flow log (a text update lists none it leaves alone)', () => {
+    expect(ids('aws_vpc', { id: 'vpc-1', tags: { Name: 'x' } })).toEqual([]);
   });
 });

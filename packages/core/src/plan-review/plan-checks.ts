@@ -30,7 +30,68 @@ export interface PlanCheckContext {
    * update shows only what changes, so there an absent attribute says nothing.
    */
   complete: boolean;
+  /**
+   * The separate resources of the plan that carry a setting for another one (an
+   * `aws_s3_bucket_logging` for a bucket, an `aws_flow_log` for a VPC), on the same side of the plan
+   * as the values asked about; see planAttachments. Absent: none known.
+   */
+  attached?: PlanAttachments;
 }
+
+// ---- separate resources that carry a setting for another --------------------------------------
+
+/** The resource type that carries a setting for another, and its attribute naming that other one. */
+const ATTACHERS: Record<string, string> = {
+  aws_s3_bucket_logging: 'bucket',
+  aws_flow_log: 'vpc_id',
+  aws_redshift_logging: 'cluster_identifier',
+};
+
+export interface Attached {
+  /** The identifiers (bucket name, VPC id, cluster identifier) the plan's resources of the type name. */
+  known: Set<string>;
+  /** One of them names a value Terraform knows only after apply (`aws_s3_bucket.x.id` of a new bucket). */
+  unknown: boolean;
+}
+export type PlanAttachments = Record<string, Attached>;
+
+interface AttachingChange {
+  mode: string;
+  type: string;
+  action: string;
+  before: Values | null;
+  after: Values | null;
+  afterUnknown: Array<Array<string | number>>;
+}
+
+/**
+ * What the plan's separate resources attach to, before or after it (the whole plan, as Checkov's
+ * connection checks read it: CKV_AWS_18's aws_s3_bucket_logging, CKV2_AWS_11's aws_flow_log). A
+ * reference Terraform knows only after apply could be to any resource, so it makes `unknown` true and
+ * the checks that ask then flag nothing rather than guess.
+ */
+export function planAttachments(changes: AttachingChange[], side: 'before' | 'after'): PlanAttachments {
+  const out: PlanAttachments = {};
+  for (const c of changes) {
+    const attr = ATTACHERS[c.type];
+    if (!attr || c.mode !== 'managed' || c.action === 'read') continue;
+    const values = side === 'before' ? c.before : c.after;
+    if (!values) continue;
+    const a = (out[c.type] ??= { known: new Set(), unknown: false });
+    const v = values[attr];
+    const unknownAfter =
+      side === 'after' && (v === undefined || c.afterUnknown.some((p) => p.length === 1 && p[0] === attr));
+    if (unknownAfter) a.unknown = true;
+    else if (typeof v === 'string' && v) a.known.add(v);
+  }
+  return out;
+}
+
+/** A resource of `type` in the plan carries the setting for the one with these identifiers, or may. */
+const attachedTo = (ctx: PlanCheckContext, type: string, ids: unknown[]) => {
+  const a = ctx.attached?.[type];
+  return !!a && (a.unknown || ids.some((id) => typeof id === 'string' && a.known.has(id)));
+};
 
 const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : v === undefined || v === null ? [] : [v]);
 const records = (v: unknown): Values[] =>
@@ -166,6 +227,16 @@ const policiesOf = (after: Values, type: string): unknown[] =>
  * Terraform knows only after apply).
  */
 const notTrue = (v: unknown, ctx: PlanCheckContext) => v === false || (ctx.complete && v !== true);
+
+/**
+ * A setting that must be present: an explicit null or empty list fails, and so does a missing value
+ * where the after-state is complete (as notTrue).
+ */
+const unset = (v: unknown, ctx: PlanCheckContext) =>
+  v === null || (Array.isArray(v) && v.length === 0) || (v === undefined && ctx.complete);
+
+/** The five EKS control-plane log types CKV_AWS_37 asks for, all of them. */
+const EKS_LOG_TYPES = ['api', 'audit', 'authenticator', 'controllerManager', 'scheduler'];
 
 /** A block device not encrypted and not made from a snapshot (whose encryption it inherits). */
 const unencryptedIn = (v: unknown) => records(v).some((x) => x.encrypted === false && !x.snapshot_id);
@@ -363,6 +434,107 @@ export const PLAN_CHECKS: PlanCheck[] = [
     severity: 'high',
     checkov: ['CKV_AWS_251'],
     test: (after) => after.enable_logging === false,
+  },
+  {
+    checkId: 'security.cloudtrail_log_validation_off',
+    domain: 'security',
+    types: ['aws_cloudtrail'],
+    title: 'CloudTrail log file validation turned off',
+    severity: 'low',
+    checkov: ['CKV_AWS_36'],
+    test: (after, _type, ctx) => notTrue(after.enable_log_file_validation, ctx),
+  },
+  {
+    checkId: 'security.s3_access_logging_off',
+    domain: 'security',
+    types: ['aws_s3_bucket'],
+    title: 'S3 bucket without access logging',
+    severity: 'low',
+    checkov: ['CKV_AWS_18'],
+    // CKV_AWS_18 (a graph check): a `logging` block on the bucket, or an aws_s3_bucket_logging (provider
+    // v4 and later) attached to it. A `logging` block whose target Terraform knows only after apply is set.
+    test: (after, _type, ctx) =>
+      records(after.logging).length === 0 &&
+      unset(after.logging, ctx) &&
+      !attachedTo(ctx, 'aws_s3_bucket_logging', [after.bucket, after.id]),
+  },
+  {
+    checkId: 'security.lb_access_logs_off',
+    domain: 'security',
+    types: ['aws_lb', 'aws_alb', 'aws_elb'],
+    title: 'Load balancer without access logs',
+    severity: 'low',
+    checkov: ['CKV_AWS_91', 'CKV_AWS_92'],
+    test: (after, type, ctx) => {
+      const logs = records(after.access_logs)[0];
+      // CKV_AWS_92 (classic): no access_logs block fails; a block without `enabled` is on (its default).
+      if (type === 'aws_elb') return logs ? logs.enabled === false : unset(after.access_logs, ctx);
+      // CKV_AWS_91: access_logs.enabled must be true; a Gateway Load Balancer has no access logs.
+      if (after.load_balancer_type === 'gateway') return false;
+      return logs ? notTrue(logs.enabled, ctx) : unset(after.access_logs, ctx);
+    },
+  },
+  {
+    checkId: 'security.eks_control_plane_logging_off',
+    domain: 'security',
+    types: ['aws_eks_cluster'],
+    title: 'EKS control-plane logging not enabled for every log type',
+    severity: 'low',
+    checkov: ['CKV_AWS_37'],
+    test: (after, _type, ctx) => {
+      const v = after.enabled_cluster_log_types;
+      if (v === undefined) return ctx.complete;
+      const types = strings(v);
+      return !EKS_LOG_TYPES.every((t) => types.includes(t));
+    },
+  },
+  {
+    checkId: 'security.rds_log_exports_off',
+    domain: 'security',
+    types: ['aws_db_instance'],
+    title: 'Database exports no logs to CloudWatch',
+    severity: 'low',
+    checkov: ['CKV_AWS_129'],
+    test: (after, _type, ctx) => unset(after.enabled_cloudwatch_logs_exports, ctx),
+  },
+  {
+    checkId: 'security.apigw_access_logs_off',
+    domain: 'security',
+    types: ['aws_api_gateway_stage', 'aws_apigatewayv2_stage'],
+    title: 'API Gateway stage without access logs',
+    severity: 'low',
+    checkov: ['CKV_AWS_76'],
+    // CKV_AWS_76: access_log_settings.destination_arn set; it is required in the block, so a block whose
+    // destination Terraform knows only after apply (a log group of the same plan) is set.
+    test: (after, _type, ctx) =>
+      records(after.access_log_settings).length === 0 && unset(after.access_log_settings, ctx),
+  },
+  {
+    checkId: 'security.redshift_logging_off',
+    domain: 'security',
+    types: ['aws_redshift_cluster'],
+    title: 'Redshift cluster audit logging off',
+    severity: 'low',
+    checkov: ['CKV_AWS_71'],
+    // CKV_AWS_71: logging.enable must be true. Provider v5 moved the setting to aws_redshift_logging
+    // (and v6 removed the block), so a cluster that resource names is logged.
+    test: (after, _type, ctx) => {
+      const logging = records(after.logging)[0];
+      if (logging?.enable === true) return false;
+      if (attachedTo(ctx, 'aws_redshift_logging', [after.cluster_identifier, after.id])) return false;
+      return logging ? notTrue(logging.enable, ctx) : unset(after.logging, ctx);
+    },
+  },
+  {
+    checkId: 'security.vpc_flow_logs_off',
+    domain: 'security',
+    types: ['aws_vpc'],
+    title: 'VPC without flow logs',
+    severity: 'low',
+    checkov: ['CKV2_AWS_11'],
+    // CKV2_AWS_11 (a graph check): an aws_flow_log attached to the VPC. Only a complete after-state
+    // says the plan has none: a text plan's update does not list the flow logs it leaves alone.
+    test: (after, _type, ctx) => ctx.complete && !attachedTo(ctx, 'aws_flow_log', [after.id]),
   },
   {
     checkId: 'security.kms_rotation_off',

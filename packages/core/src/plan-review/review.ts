@@ -5,7 +5,7 @@ import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { Forbidden } from '../errors';
 import { allowsStarStar, CONDITIONS } from './conditions';
-import { failedPlanChecks } from './plan-checks';
+import { failedPlanChecks, planAttachments } from './plan-checks';
 import {
   findDependents,
   findGroupsInUse,
@@ -272,6 +272,9 @@ export async function reviewPlan(
 /** The review of an already parsed plan (no tier check, no audit): the part the bench measures. */
 export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedPlan): Promise<PlanReview> {
   const changes = parsed.changes.filter((c) => c.mode === 'managed' || c.action === 'read');
+  // Separate resources that carry a setting for another (bucket logging, VPC flow logs), plan-wide.
+  const attachedBefore = planAttachments(parsed.changes, 'before');
+  const attachedAfter = planAttachments(parsed.changes, 'after');
   const managed = changes.filter((c) => c.mode === 'managed');
 
   // Shape before and after values in the inventory's vocabulary.
@@ -673,11 +676,15 @@ export async function reviewParsedPlan(db: Db, tenantId: string, parsed: ParsedP
 
     // ---- plan checks: Terraform's after-state, every type that carries the setting ----
     if (!removes && change.action !== 'read') {
-      const complete = { complete: parsed.format === 'json' || change.action === 'create' };
+      const complete = {
+        complete: parsed.format === 'json' || change.action === 'create',
+        attached: attachedAfter,
+      };
       const failedBefore = new Set(
-        failedPlanChecks(change.type, change.before, { complete: parsed.format === 'json' }).map(
-          (c) => c.checkId,
-        ),
+        failedPlanChecks(change.type, change.before, {
+          complete: parsed.format === 'json',
+          attached: attachedBefore,
+        }).map((c) => c.checkId),
       );
       for (const c of failedPlanChecks(change.type, change.after, complete)) {
         // Already so before the plan, already an open finding, or already said above: not introduced here.
