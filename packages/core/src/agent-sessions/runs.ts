@@ -1,8 +1,7 @@
 import type { RedisClient } from '@opsi/redis';
-import { EngineError, type AgentEngine, type ConversationMessage } from '@opsi/agent';
-import { CompiledQuery } from 'kysely';
+import { EngineError, type AgentEngine } from '@opsi/agent';
 import type { RunEvent, RunEventData, RunEventKind } from '@opsi/contracts';
-import { sql, type Db } from '@opsi/db';
+import type { Db } from '@opsi/db';
 import { isTerminal, type JobProducer, type RunEventLog, type TimelineLog } from '@opsi/jobs';
 import type { Logger } from '@opsi/logger';
 import { agentToolsFor, availableTools } from '../agent';
@@ -11,6 +10,23 @@ import { domainBus } from '../events';
 import type { Auth } from '../context';
 import { BadRequest, NotFound, ServiceUnavailable, TooManyRequests } from '../errors';
 import type { AgentBudget } from './budget';
+import {
+  deleteSessionRow,
+  findLatestRunOfSession,
+  findOpenRunsBefore,
+  findOpenRunsOfSession,
+  findRun,
+  findSessionElsewhere,
+  findTerminalEvent,
+  findTurnContext,
+  insertReply,
+  insertRunWithSession,
+  markRunCheckpoint,
+  markRunClaimed,
+  markRunFinished,
+  reserveRunSeqs,
+  type RunRow,
+} from './repository';
 import { getOwnSession } from './sessions';
 
 /** What starting and cancelling runs needs (the API side). */
@@ -69,13 +85,7 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
     // Sessions are keyed by tenant and id (every read filters by tenant), but the contract
     // (decisions, "Agent runs and events") answers 404 for a session id another tenant holds, before
     // anything is spent.
-    const elsewhere = await deps.db
-      .selectFrom('agent_sessions')
-      .select('tenant_id')
-      .where('id', '=', input.sessionId)
-      .where('tenant_id', '<>', auth.tenant.id)
-      .limit(1)
-      .executeTakeFirst();
+    const elsewhere = await findSessionElsewhere(deps.db, input.sessionId, auth.tenant.id);
     if (elsewhere) throw new NotFound('No such session.');
   }
   const decision = await deps.budget.spend(budgetKey, auth.tenant.daily_agent_budget);
@@ -101,23 +111,17 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
     const sessionId = input.sessionId ?? crypto.randomUUID();
     const name = input.sessionName ?? (input.prompt.replace(/\s+/g, ' ').slice(0, 60) || 'Untitled session');
     const incidentId = input.incidentId ?? null;
-    const created = await sql<{ id: string; session_id: string }>`
-      with s as (
-        insert into agent_sessions (id, tenant_id, created_by, name, incident_id)
-        values (${sessionId}, ${auth.tenant.id}, ${auth.user.id}, ${name}, ${incidentId}::uuid)
-        on conflict (tenant_id, id) do update set updated_at = now()
-        returning id
-      ), r as (
-        insert into agent_runs (tenant_id, session_id, token_id, prompt, selected_tools, incident_id, purpose)
-        select ${auth.tenant.id}, s.id, ${tokenId}::uuid, ${input.prompt}, ${input.selectedTools ?? null}::text[],
-          ${incidentId}::uuid, ${input.purpose ?? null} from s
-        returning id, session_id
-      ), m as (
-        insert into agent_messages (tenant_id, session_id, run_id, role, content)
-        select ${auth.tenant.id}, r.session_id, r.id, 'user', ${input.prompt} from r
-      )
-      select id, session_id from r`.execute(deps.db);
-    run = created.rows[0]!;
+    run = await insertRunWithSession(deps.db, {
+      sessionId,
+      tenantId: auth.tenant.id,
+      userId: auth.user.id,
+      name,
+      incidentId,
+      tokenId,
+      prompt: input.prompt,
+      selectedTools: input.selectedTools ?? null,
+      purpose: input.purpose ?? null,
+    });
   } catch (e) {
     await deps.budget.refund(budgetKey).catch(() => undefined);
     throw e;
@@ -153,34 +157,13 @@ export async function startRun(deps: RunStartDeps, auth: Auth, input: StartRunIn
 
 /** Records a run's terminal event in its Postgres row (once: a finished row is never changed). */
 export async function finishRun(db: Db, runId: string, terminal: RunEvent): Promise<void> {
-  const completed = terminal.kind === 'run.completed';
-  await db
-    .updateTable('agent_runs')
-    .set({
-      status: completed ? 'completed' : 'failed',
-      reply: completed ? String(terminal.reply) : null,
-      error: completed ? null : String(terminal.detail),
-      last_seq: terminal.seq,
-      terminal_event: JSON.stringify(terminal),
-      finished_at: new Date(),
-    })
-    .where('id', '=', runId)
-    .where('status', 'in', ['queued', 'running'])
-    .execute();
+  await markRunFinished(db, runId, terminal);
 }
 
 /** The latest run of a session, for attach. */
 export async function latestRunOfSession(db: Db, tenantId: string, sessionId: string) {
   await getOwnSession(db, tenantId, sessionId);
-  const run = await db
-    .selectFrom('agent_runs')
-    .select(['id', 'status', 'last_seq', 'terminal_event'])
-    .where('tenant_id', '=', tenantId)
-    .where('session_id', '=', sessionId)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const run = await findLatestRunOfSession(db, tenantId, sessionId);
   if (!run) throw new NotFound('This session has no run yet.');
   return run;
 }
@@ -212,19 +195,9 @@ export async function deleteSession(
   sessionId: string,
 ) {
   await getOwnSession(deps.db, tenantId, sessionId);
-  const open = await deps.db
-    .selectFrom('agent_runs')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('session_id', '=', sessionId)
-    .where('status', 'in', ['queued', 'running'])
-    .execute();
+  const open = await findOpenRunsOfSession(deps.db, tenantId, sessionId);
   for (const run of open) await cancelRun(deps, run.id);
-  await deps.db
-    .deleteFrom('agent_sessions')
-    .where('id', '=', sessionId)
-    .where('tenant_id', '=', tenantId)
-    .execute();
+  await deleteSessionRow(deps.db, tenantId, sessionId);
 }
 
 /** How many seqs a worker reserves in Postgres at a time: one row update per this many events. */
@@ -271,63 +244,15 @@ export class RunSequence {
   }
 
   private async reserve(upTo: number) {
-    await this.db
-      .updateTable('agent_runs')
-      .set((eb) => ({ seq_reserved: eb.fn('greatest', ['seq_reserved', eb.val(upTo)]) }))
-      .where('id', '=', this.runId)
-      .execute();
+    await reserveRunSeqs(this.db, this.runId, upTo);
     this.reserved = upTo;
   }
 }
 
 /** The terminal event Postgres keeps for a run, if it ended (for a stream Redis lost). */
 export async function storedTerminalEvent(db: Db, runId: string): Promise<RunEvent | undefined> {
-  const row = await db
-    .selectFrom('agent_runs')
-    .select('terminal_event')
-    .where('id', '=', runId)
-    .executeTakeFirst();
+  const row = await findTerminalEvent(db, runId);
   return (row?.terminal_event ?? undefined) as RunEvent | undefined;
-}
-
-/** A run's row as executeRun reads it, with the incident its session is bound to. */
-interface RunRow {
-  id: string;
-  tenant_id: string;
-  session_id: string;
-  status: string;
-  prompt: string;
-  selected_tools: string[] | null;
-  last_seq: number;
-  seq_reserved: number;
-  created_at: Date;
-  incident_id: string | null;
-  purpose: string | null;
-  session_incident_id: string | null;
-}
-
-function readRun(db: Db, runId: string): Promise<RunRow | undefined> {
-  return db
-    .selectFrom('agent_runs as r')
-    .leftJoin('agent_sessions as s', (j) =>
-      j.onRef('s.tenant_id', '=', 'r.tenant_id').onRef('s.id', '=', 'r.session_id'),
-    )
-    .select([
-      'r.id',
-      'r.tenant_id',
-      'r.session_id',
-      'r.status',
-      'r.prompt',
-      'r.selected_tools',
-      'r.last_seq',
-      'r.seq_reserved',
-      'r.created_at',
-      'r.incident_id',
-      'r.purpose',
-      's.incident_id as session_incident_id',
-    ])
-    .where('r.id', '=', runId)
-    .executeTakeFirst();
 }
 
 /**
@@ -342,45 +267,7 @@ export async function claimRun(
   attempt: number,
   knownSeq: number,
 ): Promise<(RunRow & { reserved_to: number }) | undefined> {
-  const { rows } = await sql<RunRow & { reserved_to: number }>`
-    with prev as (
-      select id, status, last_seq, seq_reserved from agent_runs where id = ${runId} for update
-    )
-    update agent_runs r
-    set status = 'running', attempts = ${attempt}, started_at = coalesce(r.started_at, ${new Date()}),
-      seq_reserved = greatest(prev.seq_reserved, prev.last_seq, ${knownSeq}::int) + ${SEQ_BLOCK}::int
-    from prev
-    where r.id = prev.id and prev.status in ('queued', 'running')
-    returning r.id, r.tenant_id, r.session_id, prev.status, r.prompt, r.selected_tools, prev.last_seq,
-      prev.seq_reserved, r.created_at, r.incident_id, r.purpose, r.seq_reserved as reserved_to,
-      (select s.incident_id from agent_sessions s
-        where s.tenant_id = r.tenant_id and s.id = r.session_id) as session_incident_id`.execute(db);
-  return rows[0];
-}
-
-/**
- * What a turn reads before the engine runs, in one statement (one round trip and one Postgres statement
- * instead of two, on every turn): the session's earlier messages, oldest first, without this run's own
- * prompt; and the tenant's newest active learnings (TURN_LEARNINGS of them, newest first, as
- * listLearnings orders them). Fixed SQL text: nothing to build per turn.
- */
-const TURN_CONTEXT_SQL = `select
-  coalesce((select json_agg(json_build_object('role', m.role, 'content', m.content) order by m.created_at)
-    from agent_messages m
-    where m.tenant_id = $1 and m.session_id = $2 and (m.run_id is null or m.run_id <> $3)
-      and m.created_at <= $4), '[]'::json) as history,
-  coalesce((select json_agg(json_build_object('id', l.id, 'fact', l.fact, 'service', l.service)
-      order by l.created_at desc, l.id)
-    from (select id, fact, service, created_at from learnings
-      where tenant_id = $1 and status = 'active' order by created_at desc, id limit $5) l), '[]'::json)
-    as learnings`;
-
-async function turnContext(db: Db, tenantId: string, sessionId: string, runId: string, createdAt: Date) {
-  const { rows } = await db.executeQuery<{
-    history: ConversationMessage[];
-    learnings: Array<{ id: string; fact: string; service: string | null }>;
-  }>(CompiledQuery.raw(TURN_CONTEXT_SQL, [tenantId, sessionId, runId, createdAt, TURN_LEARNINGS]));
-  return rows[0]!;
+  return markRunClaimed(db, runId, attempt, knownSeq, SEQ_BLOCK);
 }
 
 /** What executing a run needs (the worker side). */
@@ -419,7 +306,7 @@ export async function executeRun(
       ? await claimRun(deps.db, runId, ctx.attempt, last?.seq ?? 0)
       : undefined;
   // Otherwise (or when the row is gone or ended) the row as it is, to decide what to do.
-  const run = claimed ?? (await readRun(deps.db, runId));
+  const run = claimed ?? (await findRun(deps.db, runId));
   if (!run) return { outcome: 'gone' as const };
   if (last && isTerminal(last)) {
     await finishRun(deps.db, runId, last); // the worker died between the stream and the row
@@ -470,18 +357,12 @@ export async function executeRun(
     : seq.append('run.started', { attempt: ctx.attempt }));
   await domainBus.emit('agent_run.started', fact);
   // Postgres keeps a checkpoint of the last seq (tool results and the final message; the end sets it).
-  const checkpoint = (n: number) =>
-    deps.db
-      .updateTable('agent_runs')
-      .set({ last_seq: n })
-      .where('id', '=', runId)
-      .where('last_seq', '<', n)
-      .execute();
+  const checkpoint = (n: number) => markRunCheckpoint(deps.db, runId, n);
 
   // A turn bound to an incident (an investigation, or a war room's session) sees it.
   const boundIncident = run.incident_id ?? run.session_incident_id ?? null;
   const [{ history, learnings }, incidentContext] = await Promise.all([
-    turnContext(deps.db, run.tenant_id, run.session_id, runId, run.created_at),
+    findTurnContext(deps.db, run.tenant_id, run.session_id, runId, run.created_at, TURN_LEARNINGS),
     boundIncident
       ? domainBus.ask('incident.turn_context', {
           db: deps.db,
@@ -520,19 +401,16 @@ export async function executeRun(
     );
     const completed = await seq.append('message.completed', { text: reply });
     // The checkpoint of message.completed and the reply, in one statement (one round trip, not two).
-    await sql`
-      with checkpoint as (
-        update agent_runs set last_seq = ${completed?.seq ?? 0}::int
-        where id = ${runId} and last_seq < ${completed?.seq ?? 0}::int
-      )
-      insert into agent_messages (tenant_id, session_id, run_id, role, content)
-      values (${run.tenant_id}, ${run.session_id}, ${runId}, 'assistant', ${reply})
-      on conflict (run_id) where role = 'assistant' do nothing`
-      .execute(deps.db)
-      .catch((e: Error) => {
-        // The session was deleted while the turn ran (its runs went with it): the reply has nowhere to go.
-        if (!/foreign key/i.test(e.message)) throw e;
-      });
+    await insertReply(deps.db, {
+      tenantId: run.tenant_id,
+      sessionId: run.session_id,
+      runId,
+      seq: completed?.seq ?? 0,
+      reply,
+    }).catch((e: Error) => {
+      // The session was deleted while the turn ran (its runs went with it): the reply has nowhere to go.
+      if (!/foreign key/i.test(e.message)) throw e;
+    });
     // Learnings the answer cites (by id) were used: their use count and last use say which ones matter.
     await markLearningsUsed(deps.db, run.tenant_id, reply.match(UUID_IN_TEXT) ?? []);
     await end('run.completed', { reply });
@@ -590,14 +468,7 @@ export async function sweepRuns(
   jobOf: (runId: string) => Promise<{ state: JobState; failedReason?: string | undefined }>,
   opts: { olderThanMs: number; limit?: number },
 ) {
-  const open = await deps.db
-    .selectFrom('agent_runs')
-    .select(['id', 'last_seq', 'seq_reserved', 'tenant_id', 'session_id', 'incident_id', 'purpose'])
-    .where('status', 'in', ['queued', 'running'])
-    .where('created_at', '<', new Date(Date.now() - opts.olderThanMs))
-    .orderBy('created_at')
-    .limit(opts.limit ?? 500)
-    .execute();
+  const open = await findOpenRunsBefore(deps.db, new Date(Date.now() - opts.olderThanMs), opts.limit ?? 500);
   let closed = 0;
   // A run the sweeper closes still publishes its end (an investigation's timeline hears how it ended).
   const tellIncident = async (run: (typeof open)[number], terminal: RunEvent | null | undefined) => {

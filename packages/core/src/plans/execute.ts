@@ -1,5 +1,4 @@
-import { sql, type Db } from '@opsi/db';
-import { UNRESOLVED_FINDING_STATUSES } from '@opsi/contracts';
+import type { Db } from '@opsi/db';
 import {
   appendSteps,
   detectorById,
@@ -18,6 +17,39 @@ import { describeDemo, PriceBook, refreshResources, type InventoryResource } fro
 import { appendAudit } from '../audit';
 import { demoSpec } from '../inventory';
 import { evidenceFingerprint, recordPlanAction } from './plans';
+import {
+  deletePlanSteps,
+  findClusterResourceRows,
+  findConnection,
+  findFindingArns,
+  findFindingToFinalize,
+  findFindingToGenerate,
+  findFixCommands,
+  findLastEvidenceStep,
+  findMatchingLearnings,
+  findPlan,
+  findPlanForGeneration,
+  findPlanForVerify,
+  findRecommendation,
+  findStepForVerify,
+  findUser,
+  insertPlanLearning,
+  insertPlanSteps,
+  insertRealizedSavings,
+  insertResolvedGroupEvents,
+  lockPlanAttempt,
+  lockPlanStatus,
+  markClusterResolved,
+  markFinalizeAbandoned,
+  markFinalStep,
+  markGenerationFailed,
+  markPlanFinalized,
+  markPlanReady,
+  markPlanReadyAgain,
+  markStepChecked,
+  sumClusterSavings,
+  touchPlan,
+} from './repository';
 import { runbookStepsFor, type PlanRunbook } from './runbooks';
 import { validatePlanSteps, type PlanStepDraft } from './validate';
 
@@ -37,32 +69,9 @@ class GenerationError extends Error {}
 
 /** The cluster's resources (primary finding's first), with their current attributes. */
 async function clusterResources(db: Db, tenantId: string, groupId: string, primaryId: string) {
-  const rows = await sql<{
-    arn: string;
-    type: string;
-    native_id: string;
-    name: string | null;
-    region: string;
-    account_id: string;
-    attributes: Record<string, unknown> | null;
-    tags: Record<string, string> | null;
-    action_type: string;
-    savings: number;
-  }>`
-    select distinct on (fr.arn) fr.arn, fr.type, fr.native_id, fr.name, fr.region, fr.account_id,
-           case when r.deleted_at is null then r.attributes end as attributes, r.tags,
-           fr.action_type, fr.savings::float8 as savings, (f.id = ${primaryId}) as primary_first
-    from finding_resources fr
-    join findings f on f.id = fr.finding_id
-    left join resources r on r.tenant_id = fr.tenant_id and r.arn = fr.arn
-    where f.tenant_id = ${tenantId} and f.group_id = ${groupId}
-    order by fr.arn, (f.id = ${primaryId}) desc, fr.savings desc`.execute(db);
-  const primaryArns = new Set(
-    (
-      await db.selectFrom('finding_resources').select('arn').where('finding_id', '=', primaryId).execute()
-    ).map((r) => r.arn),
-  );
-  const out: PlanResource[] = rows.rows.map(({ ...r }) => ({
+  const rows = await findClusterResourceRows(db, tenantId, groupId, primaryId);
+  const primaryArns = new Set((await findFindingArns(db, primaryId)).map((r) => r.arn));
+  const out: PlanResource[] = rows.map(({ ...r }) => ({
     arn: r.arn,
     type: r.type,
     native_id: r.native_id,
@@ -90,13 +99,7 @@ async function matchingLearnings(db: Db, tenantId: string, resources: PlanResour
     .filter((s) => s.length >= 4);
   const services = [...new Set(resources.map((r) => r.tags?.service).filter((s): s is string => !!s))];
   if (!ids.length && !services.length) return [];
-  const rows = await sql<{ id: string; fact: string }>`
-    select id, fact from learnings
-    where tenant_id = ${tenantId} and status = 'active'
-      and (${services.length ? sql`service = any(${services}::text[])` : sql`false`}
-           or exists (select 1 from unnest(${ids}::text[]) as i(x) where position(lower(i.x) in lower(fact)) > 0))
-    order by created_at desc limit 3`.execute(db);
-  return rows.rows;
+  return findMatchingLearnings(db, tenantId, ids, services);
 }
 
 async function buildPlan(
@@ -104,29 +107,13 @@ async function buildPlan(
   tenantId: string,
   plan: { id: string; group_id: string; finding_id: string },
 ) {
-  const finding = await db
-    .selectFrom('findings')
-    .select(['id', 'check_id', 'title'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', plan.finding_id)
-    .executeTakeFirstOrThrow();
+  const finding = await findFindingToGenerate(db, tenantId, plan.finding_id);
   const detector = detectorById(finding.check_id);
   if (!detector)
     throw new GenerationError(`No detector ${finding.check_id}: its findings have no remediation knowledge.`);
   const resources = await clusterResources(db, tenantId, plan.group_id, finding.id);
-  const recommendation = await db
-    .selectFrom('recommendations')
-    .select(['rationale', 'action_type', 'savings'])
-    .where('finding_id', '=', finding.id)
-    .executeTakeFirst();
-  const evidence = await db
-    .selectFrom('finding_audit_steps')
-    .select('seq')
-    .where('finding_id', '=', finding.id)
-    .where('step_kind', '=', 'query')
-    .where('status', '=', 'success')
-    .orderBy('seq', 'desc')
-    .executeTakeFirst();
+  const recommendation = await findRecommendation(db, finding.id);
+  const evidence = await findLastEvidenceStep(db, finding.id);
   const input: RemediationInput = {
     findingId: finding.id,
     checkId: finding.check_id,
@@ -217,12 +204,7 @@ function timeout<T>(work: Promise<T>, ms: number, controller: AbortController): 
  */
 export async function executeGeneratePlan(deps: PlanJobDeps, tenantId: string, planId: string) {
   const { db } = deps;
-  const plan = await db
-    .selectFrom('resolution_plans')
-    .select(['id', 'group_id', 'finding_id', 'status', 'attempt'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', planId)
-    .executeTakeFirst();
+  const plan = await findPlanForGeneration(db, tenantId, planId);
   if (!plan || plan.status !== 'generating') return { outcome: 'skipped' as const };
   const controller = new AbortController();
   try {
@@ -264,56 +246,17 @@ export async function executeGeneratePlan(deps: PlanJobDeps, tenantId: string, p
     );
     const hash = await evidenceFingerprint(db, tenantId, plan.group_id);
     await db.transaction().execute(async (tx) => {
-      const current = await tx
-        .selectFrom('resolution_plans')
-        .select(['status', 'attempt'])
-        .where('id', '=', plan.id)
-        .forUpdate()
-        .executeTakeFirst();
+      const current = await lockPlanAttempt(tx, plan.id);
       if (!current || current.status !== 'generating' || current.attempt !== plan.attempt) return;
-      await tx.deleteFrom('resolution_plan_steps').where('plan_id', '=', plan.id).execute();
-      await tx
-        .insertInto('resolution_plan_steps')
-        .values(
-          result.steps.map((s, i) => ({
-            plan_id: plan.id,
-            tenant_id: tenantId,
-            seq: i + 1,
-            title: s.title,
-            instructions: s.instructions,
-            citations: JSON.stringify(s.citations),
-            fix_command: s.fix_command,
-            verification: s.verification ? JSON.stringify(s.verification) : null,
-            check_spec: s.check ? JSON.stringify(s.check) : null,
-            how_to_confirm: s.how_to_confirm,
-            final: s.final,
-          })),
-        )
-        .execute();
-      await tx
-        .updateTable('resolution_plans')
-        .set({
-          status: 'ready',
-          error: null,
-          stale: false,
-          evidence_hash: hash,
-          engine: result.engine,
-          updated_at: new Date(),
-        })
-        .where('id', '=', plan.id)
-        .execute();
+      await deletePlanSteps(tx, plan.id);
+      await insertPlanSteps(tx, tenantId, plan.id, result.steps);
+      await markPlanReady(tx, plan.id, hash, result.engine);
     });
     return { outcome: 'ready' as const, steps: result.steps.length };
   } catch (e) {
     const reason =
       e instanceof GenerationError ? e.message : `Generation failed: ${(e as Error).message.slice(0, 500)}`;
-    await db
-      .updateTable('resolution_plans')
-      .set({ status: 'failed', error: reason, updated_at: new Date() })
-      .where('id', '=', plan.id)
-      .where('status', '=', 'generating')
-      .where('attempt', '=', plan.attempt)
-      .execute();
+    await markGenerationFailed(db, plan.id, plan.attempt, reason);
     return { outcome: 'failed' as const, reason };
   }
 }
@@ -323,11 +266,7 @@ export class CannotDescribe extends Error {}
 
 /** Describes resources through the tenant's connection, now. */
 export async function describeThroughConnector(db: Db, tenantId: string, arns: string[]) {
-  const connection = await db
-    .selectFrom('cloud_connections')
-    .select(['id', 'kind'])
-    .where('tenant_id', '=', tenantId)
-    .executeTakeFirst();
+  const connection = await findConnection(db, tenantId);
   if (!connection) throw new CannotDescribe('This tenant has no connected environment.');
   if (connection.kind !== 'demo')
     throw new CannotDescribe(
@@ -357,20 +296,8 @@ export async function executeVerifyStep(
 ): Promise<{ outcome: 'verified' | 'retry' | 'failed_check' | 'error' | 'skipped'; observed?: string }> {
   const { db } = deps;
   const tenantId = payload.tenant_id;
-  const plan = await db
-    .selectFrom('resolution_plans')
-    .select(['id', 'finding_id', 'status'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', payload.plan_id)
-    .executeTakeFirst();
-  const step = plan
-    ? await db
-        .selectFrom('resolution_plan_steps')
-        .select(['seq', 'title', 'status', 'check_spec', 'verification'])
-        .where('plan_id', '=', plan.id)
-        .where('seq', '=', payload.seq)
-        .executeTakeFirst()
-    : undefined;
+  const plan = await findPlanForVerify(db, tenantId, payload.plan_id);
+  const step = plan ? await findStepForVerify(db, plan.id, payload.seq) : undefined;
   if (!plan || !step || step.status !== 'verifying' || plan.status !== 'ready') return { outcome: 'skipped' };
   const actor = await actorFor(db, payload.user_id);
   const check = step.check_spec as unknown as StepCheck | null;
@@ -384,20 +311,14 @@ export async function executeVerifyStep(
     const detail =
       e instanceof CannotDescribe ? e.message : `The check could not be judged: ${(e as Error).message}`;
     await db.transaction().execute(async (tx) => {
-      const updated = await tx
-        .updateTable('resolution_plan_steps')
-        .set({
-          status: 'pending',
-          last_check: JSON.stringify({
-            at: new Date().toISOString(),
-            outcome: 'error',
-            output_preview: preview(detail),
-          }),
-        })
-        .where('plan_id', '=', plan.id)
-        .where('seq', '=', step.seq)
-        .where('status', '=', 'verifying')
-        .executeTakeFirst();
+      const updated = await markStepChecked(tx, plan.id, step.seq, {
+        status: 'pending',
+        last_check: JSON.stringify({
+          at: new Date().toISOString(),
+          outcome: 'error',
+          output_preview: preview(detail),
+        }),
+      });
       if (Number(updated.numUpdatedRows))
         await recordPlanAction(
           tx,
@@ -416,42 +337,26 @@ export async function executeVerifyStep(
   }
   const at = new Date().toISOString();
   if (!judgement.passed && opts.tries < opts.retries) {
-    await db
-      .updateTable('resolution_plan_steps')
-      .set({
-        last_check: JSON.stringify({ at, outcome: 'not_yet', output_preview: preview(judgement.observed) }),
-      })
-      .where('plan_id', '=', plan.id)
-      .where('seq', '=', step.seq)
-      .where('status', '=', 'verifying')
-      .execute();
+    await markStepChecked(db, plan.id, step.seq, {
+      last_check: JSON.stringify({ at, outcome: 'not_yet', output_preview: preview(judgement.observed) }),
+    });
     return { outcome: 'retry', observed: judgement.observed };
   }
   const status = judgement.passed ? 'verified' : 'failed_check';
   await db.transaction().execute(async (tx) => {
-    const updated = await tx
-      .updateTable('resolution_plan_steps')
-      .set({
-        status,
-        last_check: JSON.stringify({
-          at,
-          outcome: judgement.passed ? 'passed' : 'not_done',
-          output_preview: preview(judgement.observed),
-        }),
-        ...(judgement.passed
-          ? { done_by: actor.email ? `user:${actor.email}` : 'plan.verify', done_at: new Date() }
-          : {}),
-      })
-      .where('plan_id', '=', plan.id)
-      .where('seq', '=', step.seq)
-      .where('status', '=', 'verifying')
-      .executeTakeFirst();
+    const updated = await markStepChecked(tx, plan.id, step.seq, {
+      status,
+      last_check: JSON.stringify({
+        at,
+        outcome: judgement.passed ? 'passed' : 'not_done',
+        output_preview: preview(judgement.observed),
+      }),
+      ...(judgement.passed
+        ? { done_by: actor.email ? `user:${actor.email}` : 'plan.verify', done_at: new Date() }
+        : {}),
+    });
     if (!Number(updated.numUpdatedRows)) return;
-    await tx
-      .updateTable('resolution_plans')
-      .set({ updated_at: new Date() })
-      .where('id', '=', plan.id)
-      .execute();
+    await touchPlan(tx, plan.id);
     await recordPlanAction(
       tx,
       tenantId,
@@ -473,11 +378,7 @@ export async function executeVerifyStep(
 
 async function actorFor(db: Db, userId: string | undefined) {
   if (!userId) return { type: 'system' as const, id: null };
-  const user = await db
-    .selectFrom('users')
-    .select(['id', 'email'])
-    .where('id', '=', userId)
-    .executeTakeFirst();
+  const user = await findUser(db, userId);
   return user
     ? { type: 'user' as const, id: user.id, email: user.email }
     : { type: 'system' as const, id: null };
@@ -494,19 +395,10 @@ export async function executeFinalizePlan(
 ) {
   const { db } = deps;
   const tenantId = payload.tenant_id;
-  const plan = await db
-    .selectFrom('resolution_plans')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', payload.plan_id)
-    .executeTakeFirst();
+  const plan = await findPlan(db, tenantId, payload.plan_id);
   if (!plan || plan.status !== 'finalizing') return { outcome: 'skipped' as const };
   const actor = await actorFor(db, payload.user_id);
-  const finding = await db
-    .selectFrom('findings')
-    .select(['id', 'check_id', 'title', 'estimated_savings'])
-    .where('id', '=', plan.finding_id)
-    .executeTakeFirstOrThrow();
+  const finding = await findFindingToFinalize(db, plan.finding_id);
   const detector = detectorById(finding.check_id);
   const resources = await clusterResources(db, tenantId, plan.group_id, finding.id);
   const arns = resources.map((r) => r.arn);
@@ -542,11 +434,7 @@ export async function executeFinalizePlan(
       // The query failed twice: nothing is decided; the plan is ready again and finalize may be repeated.
       await db.transaction().execute(async (tx) => {
         await appendSteps(tx, tenantId, finding.id, recorded!.steps);
-        await tx
-          .updateTable('resolution_plans')
-          .set({ status: 'ready', updated_at: new Date() })
-          .where('id', '=', plan.id)
-          .execute();
+        await markPlanReadyAgain(tx, plan.id);
       });
       return { outcome: 'error' as const };
     }
@@ -559,12 +447,7 @@ export async function executeFinalizePlan(
     : `${syncNote} The detection query still returns ${rows.length} row(s): ${rowsSummary(rows)}. The issue is still present; regenerate the plan or finish the steps and finalize again.`;
 
   await db.transaction().execute(async (tx) => {
-    const current = await tx
-      .selectFrom('resolution_plans')
-      .select('status')
-      .where('id', '=', plan.id)
-      .forUpdate()
-      .executeTakeFirst();
+    const current = await lockPlanStatus(tx, plan.id);
     if (current?.status !== 'finalizing') return;
     const steps = [
       {
@@ -589,92 +472,45 @@ export async function executeFinalizePlan(
     ];
     await appendSteps(tx, tenantId, finding.id, steps);
     const finalCheck = { outcome: resolved ? 'resolved' : 'still_present', summary, at: at.toISOString() };
-    await tx
-      .updateTable('resolution_plan_steps')
-      .set({
-        status: resolved ? 'verified' : 'failed_check',
-        last_check: JSON.stringify({
-          at: at.toISOString(),
-          outcome: resolved ? 'passed' : 'not_done',
-          output_preview: preview(summary),
-        }),
-        ...(resolved ? { done_by: 'plan.final_check', done_at: at } : {}),
-      })
-      .where('plan_id', '=', plan.id)
-      .where('final', '=', true)
-      .execute();
-    await tx
-      .updateTable('resolution_plans')
-      .set({
-        status: resolved ? 'resolved' : 'ready',
-        final_check: JSON.stringify(finalCheck),
-        resolved_at: resolved ? at : null,
-        updated_at: new Date(),
-      })
-      .where('id', '=', plan.id)
-      .execute();
+    await markFinalStep(tx, plan.id, {
+      status: resolved ? 'verified' : 'failed_check',
+      last_check: JSON.stringify({
+        at: at.toISOString(),
+        outcome: resolved ? 'passed' : 'not_done',
+        output_preview: preview(summary),
+      }),
+      ...(resolved ? { done_by: 'plan.final_check', done_at: at } : {}),
+    });
+    await markPlanFinalized(tx, plan.id, resolved, finalCheck, at);
     const resolver = actor.email ? `user:${actor.email}` : `plan:${plan.id}`;
     let closed: string[] = [];
     if (resolved) {
-      const members = await tx
-        .updateTable('findings')
-        .set({ status: 'resolved', resolved_at: at, resolved_by: resolver, updated_at: at })
-        .where('tenant_id', '=', tenantId)
-        .where('group_id', '=', plan.group_id)
-        .where('status', 'in', UNRESOLVED_FINDING_STATUSES)
-        .returning(['id', 'status'])
-        .execute();
+      const members = await markClusterResolved(tx, tenantId, plan.group_id, resolver, at);
       closed = members.map((m) => m.id);
       if (closed.length)
-        await tx
-          .insertInto('finding_group_events')
-          .values(
-            closed.map((id) => ({
-              tenant_id: tenantId,
-              group_id: plan.group_id,
-              finding_id: id,
-              kind: 'resolved',
-              agent: `plan:${plan.id}`,
-              status: 'resolved',
-              detail: JSON.stringify({ plan_id: plan.id, resolver }),
-            })),
-          )
-          .execute();
-      await tx
-        .insertInto('realized_savings')
-        .values({
-          tenant_id: tenantId,
-          plan_id: plan.id,
-          attempt: plan.attempt,
-          group_id: plan.group_id,
-          finding_id: finding.id,
-          monthly_usd: realized,
-        })
-        .onConflict((oc) => oc.columns(['plan_id', 'attempt']).doNothing())
-        .execute();
-      const fixes = await tx
-        .selectFrom('resolution_plan_steps')
-        .select(['fix_command', 'status'])
-        .where('plan_id', '=', plan.id)
-        .where('fix_command', 'is not', null)
-        .orderBy('seq')
-        .execute();
+        await insertResolvedGroupEvents(tx, tenantId, plan.group_id, plan.id, closed, resolver);
+      await insertRealizedSavings(tx, {
+        tenant_id: tenantId,
+        plan_id: plan.id,
+        attempt: plan.attempt,
+        group_id: plan.group_id,
+        finding_id: finding.id,
+        monthly_usd: realized,
+      });
+      const fixes = await findFixCommands(tx, plan.id);
       const service = resources.map((r) => r.tags?.service).find((s) => !!s);
       const fact =
         `Resolved "${finding.title}" (${finding.check_id}) with a verified plan on ${at.toISOString().slice(0, 10)}${fixes.length ? `: ${fixes.map((f) => f.fix_command).join(' ; ')}` : ''}. The final check's detection query returned no row.`.slice(
           0,
           2000,
         );
-      await tx
-        .insertInto('learnings')
-        .values({
-          tenant_id: tenantId,
-          fact,
-          service: service ?? null,
-          created_by: `plan:${plan.id}`,
-          source: 'plan',
-        })
-        .execute();
+      await insertPlanLearning(tx, {
+        tenant_id: tenantId,
+        fact,
+        service: service ?? null,
+        created_by: `plan:${plan.id}`,
+        source: 'plan',
+      });
     }
     await appendAudit(tx, tenantId, {
       actor,
@@ -694,11 +530,8 @@ export async function executeFinalizePlan(
 
 /** Each resource of the cluster once, at its largest savings; the per-finding estimate when none is priced. */
 async function realizedAmount(db: Db, groupId: string, estimate: number) {
-  const r = await sql<{ total: number }>`
-    select coalesce(sum(s), 0)::float8 as total from (
-      select max(fr.savings) as s from finding_resources fr join findings f on f.id = fr.finding_id
-      where f.group_id = ${groupId} group by fr.arn) as per_resource`.execute(db);
-  const grounded = Math.round(Number(r.rows[0]?.total ?? 0) * 100) / 100;
+  const total = await sumClusterSavings(db, groupId);
+  const grounded = Math.round(Number(total ?? 0) * 100) / 100;
   return grounded > 0 ? grounded : Math.max(0, Math.round(Number(estimate) * 100) / 100);
 }
 
@@ -714,15 +547,5 @@ function rowsSummary(rows: unknown[]): string {
 
 /** A final check that failed for good (infrastructure): the plan is ready again, with the reason. */
 export async function abandonFinalize(db: Db, tenantId: string, planId: string, reason: string) {
-  await db
-    .updateTable('resolution_plans')
-    .set({
-      status: 'ready',
-      error: `The final check failed: ${reason.slice(0, 500)}. Finalize again.`,
-      updated_at: new Date(),
-    })
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', planId)
-    .where('status', '=', 'finalizing')
-    .execute();
+  await markFinalizeAbandoned(db, tenantId, planId, reason);
 }

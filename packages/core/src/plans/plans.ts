@@ -1,11 +1,32 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { sql, type Db, type PlanStepStatus } from '@opsi/db';
+import type { Db, PlanStepStatus } from '@opsi/db';
 import { isUnresolvedFindingStatus } from '@opsi/contracts';
 import type { JobProducer } from '@opsi/jobs';
 import { appendSteps, type AuditStep } from '@opsi/detectors';
 import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
+import {
+  findEvidenceParts,
+  findFindingForPlan,
+  findPlan,
+  findPlanOfGroup,
+  findPlanOfGroupOrThrow,
+  findPlanStep,
+  findPlanSteps,
+  findPrimaryFinding,
+  findStepStatuses,
+  insertPlanIfAbsent,
+  markGenerationTimedOut,
+  markPlanFinalizing,
+  markPlanRegenerating,
+  markStepConfirmed,
+  markStepSkipped,
+  markStepVerifying,
+  sumRealizedSavings,
+  touchPlan,
+  unmarkStepVerifying,
+} from './repository';
 
 /** Plan statuses that are still being worked on (stale can only be flagged on these). */
 const OPEN_PLAN = ['generating', 'ready', 'failed', 'finalizing'] as const;
@@ -29,30 +50,15 @@ const actorOf = (auth: Auth) => ({
  * settings in the evidence change). A plan is stale when this differs from what it was generated from.
  */
 export async function evidenceFingerprint(db: Db, tenantId: string, groupId: string): Promise<string> {
-  const rows = await sql<{ k: string }>`
-    select coalesce(string_agg(k, '|' order by k), '') as k from (
-      select 'r:' || r.arn || ':' || r.content_hash || ':' || (r.deleted_at is null)::text as k
-      from resources r
-      where r.tenant_id = ${tenantId}
-        and r.arn in (select fr.arn from finding_resources fr join findings f on f.id = fr.finding_id
-                      where f.tenant_id = ${tenantId} and f.group_id = ${groupId})
-      union
-      select 'n:' || md5(f.narrative) from findings f where f.tenant_id = ${tenantId} and f.group_id = ${groupId}
-    ) as parts`.execute(db);
+  const k = await findEvidenceParts(db, tenantId, groupId);
   return createHash('sha1')
-    .update(rows.rows[0]?.k ?? '')
+    .update(k ?? '')
     .digest('hex');
 }
 
 async function ownPlan(db: Db, tenantId: string, planId: string, forUpdate = false) {
   if (!UUID.test(planId)) throw new NotFound('No such plan.');
-  let q = db
-    .selectFrom('resolution_plans')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', planId);
-  if (forUpdate) q = q.forUpdate();
-  const plan = await q.executeTakeFirst();
+  const plan = await findPlan(db, tenantId, planId, forUpdate);
   if (!plan) throw new NotFound('No such plan.');
   return plan;
 }
@@ -66,18 +72,7 @@ export async function getPlan(db: Db, tenantId: string, planId: string, settings
     current.status === 'generating' &&
     Date.now() - new Date(current.generation_started_at).getTime() > settings.generationTimeoutMs * 1.25
   ) {
-    await db
-      .updateTable('resolution_plans')
-      .set({
-        status: 'failed',
-        error:
-          'Generation did not finish within about 2 minutes; retry to generate again from the same evidence.',
-        updated_at: new Date(),
-      })
-      .where('id', '=', current.id)
-      .where('status', '=', 'generating')
-      .where('attempt', '=', current.attempt)
-      .execute();
+    await markGenerationTimedOut(db, current.id, current.attempt);
   }
   // The plan and its steps from one snapshot. Read apart, a generation committing between the two reads
   // showed a plan still generating with its steps already there (and a page drew them without controls).
@@ -87,26 +82,7 @@ export async function getPlan(db: Db, tenantId: string, planId: string, settings
     .setAccessMode('read only')
     .execute(async (tx) => {
       const plan = await ownPlan(tx, tenantId, planId);
-      const steps = await tx
-        .selectFrom('resolution_plan_steps')
-        .select([
-          'seq',
-          'title',
-          'instructions',
-          'citations',
-          'fix_command',
-          'verification',
-          'how_to_confirm',
-          'status',
-          'final',
-          'last_check',
-          'skip_reason',
-          'done_by',
-          'done_at',
-        ])
-        .where('plan_id', '=', plan.id)
-        .orderBy('seq')
-        .execute();
+      const steps = await findPlanSteps(tx, plan.id);
       let stale = plan.stale;
       if (!stale && plan.evidence_hash && (OPEN_PLAN as readonly string[]).includes(plan.status)) {
         stale = (await evidenceFingerprint(tx, tenantId, plan.group_id)) !== plan.evidence_hash;
@@ -161,54 +137,26 @@ export async function getOrCreatePlan(
 ) {
   const tenantId = auth.tenant.id;
   if (!UUID.test(findingId)) throw new NotFound('No such finding.');
-  const finding = await db
-    .selectFrom('findings')
-    .select(['id', 'group_id', 'status'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', findingId)
-    .executeTakeFirst();
+  const finding = await findFindingForPlan(db, tenantId, findingId);
   if (!finding) throw new NotFound('No such finding.');
-  const existing = await db
-    .selectFrom('resolution_plans')
-    .select(['id', 'status', 'attempt'])
-    .where('tenant_id', '=', tenantId)
-    .where('group_id', '=', finding.group_id)
-    .executeTakeFirst();
+  const existing = await findPlanOfGroup(db, tenantId, finding.group_id);
   if (!existing && !isUnresolvedFindingStatus(finding.status))
     throw new Conflict(`The finding is ${finding.status}: there is nothing to resolve.`);
   // The primary finding of the cluster (the one listed), so every caller's plan speaks of the same one.
-  const primary = await db
-    .selectFrom('findings')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('group_id', '=', finding.group_id)
-    .where('status', '!=', 'confirmed')
-    .orderBy('detected_at')
-    .orderBy('id')
-    .executeTakeFirst();
+  const primary = await findPrimaryFinding(db, tenantId, finding.group_id);
   if (!existing) {
-    const inserted = await db
-      .insertInto('resolution_plans')
-      .values({
-        tenant_id: tenantId,
-        group_id: finding.group_id,
-        finding_id: primary?.id ?? finding.id,
-        created_by: `user:${auth.user.email}`,
-      })
-      .onConflict((oc) => oc.columns(['tenant_id', 'group_id']).doNothing())
-      .returning(['id', 'attempt'])
-      .executeTakeFirst();
+    const inserted = await insertPlanIfAbsent(db, {
+      tenant_id: tenantId,
+      group_id: finding.group_id,
+      finding_id: primary?.id ?? finding.id,
+      created_by: `user:${auth.user.email}`,
+    });
     if (inserted) {
       const jobId = await enqueueGeneration(producer, tenantId, inserted.id, inserted.attempt);
       return { created: true, plan: { ...(await getPlan(db, tenantId, inserted.id)), job_id: jobId } };
     }
   }
-  const plan = await db
-    .selectFrom('resolution_plans')
-    .select(['id', 'status', 'attempt'])
-    .where('tenant_id', '=', tenantId)
-    .where('group_id', '=', finding.group_id)
-    .executeTakeFirstOrThrow();
+  const plan = await findPlanOfGroupOrThrow(db, tenantId, finding.group_id);
   const regressed = plan.status === 'resolved' && isUnresolvedFindingStatus(finding.status);
   if (plan.status === 'failed' || regressed) {
     const restarted = await restartGeneration(db, producer, tenantId, plan.id, [plan.status]);
@@ -226,23 +174,7 @@ async function restartGeneration(
   planId: string,
   from: string[],
 ) {
-  const row = await db
-    .updateTable('resolution_plans')
-    .set((eb) => ({
-      status: 'generating',
-      attempt: eb('attempt', '+', 1),
-      error: null,
-      stale: false,
-      final_check: null,
-      resolved_at: null,
-      generation_started_at: new Date(),
-      updated_at: new Date(),
-    }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', planId)
-    .where('status', 'in', from as never[])
-    .returning(['attempt'])
-    .executeTakeFirst();
+  const row = await markPlanRegenerating(db, tenantId, planId, from);
   if (!row) return null;
   return enqueueGeneration(producer, tenantId, planId, row.attempt);
 }
@@ -262,12 +194,7 @@ async function readyPlanStep(tx: Db, tenantId: string, planId: string, seq: numb
   const plan = await ownPlan(tx, tenantId, planId, true);
   if (plan.status !== 'ready')
     throw new Conflict(`The plan is ${plan.status}; steps can change only while it is ready.`);
-  const step = await tx
-    .selectFrom('resolution_plan_steps')
-    .selectAll()
-    .where('plan_id', '=', plan.id)
-    .where('seq', '=', seq)
-    .executeTakeFirst();
+  const step = await findPlanStep(tx, plan.id, seq);
   if (!step) throw new NotFound('No such step.');
   return { plan, step };
 }
@@ -316,18 +243,8 @@ export async function confirmStep(db: Db, auth: Auth, planId: string, seq: numbe
       throw new Conflict(`Step ${seq} is already ${step.status}.`);
     if (step.status === 'verifying')
       throw new Conflict(`Step ${seq} is being verified; wait for the result.`);
-    await tx
-      .updateTable('resolution_plan_steps')
-      .set({
-        status: 'confirmed',
-        done_by: `user:${auth.user.email}`,
-        done_at: new Date(),
-        skip_reason: null,
-      })
-      .where('plan_id', '=', plan.id)
-      .where('seq', '=', seq)
-      .execute();
-    await touch(tx, plan.id);
+    await markStepConfirmed(tx, plan.id, seq, `user:${auth.user.email}`);
+    await touchPlan(tx, plan.id);
     await recordPlanAction(
       tx,
       auth.tenant.id,
@@ -357,18 +274,8 @@ export async function skipStep(db: Db, auth: Auth, planId: string, seq: number, 
       throw new Conflict(`Step ${seq} is already ${step.status}.`);
     if (step.status === 'verifying')
       throw new Conflict(`Step ${seq} is being verified; wait for the result.`);
-    await tx
-      .updateTable('resolution_plan_steps')
-      .set({
-        status: 'skipped',
-        skip_reason: reason,
-        done_by: `user:${auth.user.email}`,
-        done_at: new Date(),
-      })
-      .where('plan_id', '=', plan.id)
-      .where('seq', '=', seq)
-      .execute();
-    await touch(tx, plan.id);
+    await markStepSkipped(tx, plan.id, seq, reason, `user:${auth.user.email}`);
+    await touchPlan(tx, plan.id);
     await recordPlanAction(
       tx,
       auth.tenant.id,
@@ -386,14 +293,6 @@ export async function skipStep(db: Db, auth: Auth, planId: string, seq: number, 
   return getPlan(db, auth.tenant.id, planId);
 }
 
-function touch(tx: Db, planId: string) {
-  return tx
-    .updateTable('resolution_plans')
-    .set({ updated_at: new Date() })
-    .where('id', '=', planId)
-    .execute();
-}
-
 /**
  * Starts the read-only check of a step (a job through the tenant's connector). A step without an
  * automatic check, or the final one, is refused (409). Asking again while it runs answers the same job.
@@ -405,12 +304,7 @@ export async function requestVerify(db: Db, producer: JobProducer, auth: Auth, p
     if (!step.check_spec) throw new Conflict(`Step ${seq} has no automatic check: confirm it by hand.`);
     if (step.status === 'verified' || step.status === 'confirmed')
       throw new Conflict(`Step ${seq} is already ${step.status}.`);
-    await tx
-      .updateTable('resolution_plan_steps')
-      .set({ status: 'verifying' })
-      .where('plan_id', '=', plan.id)
-      .where('seq', '=', seq)
-      .execute();
+    await markStepVerifying(tx, plan.id, seq);
   });
   // While a check of the step is queued or running (retries included), asking again answers that job.
   const key = `plan-${planId}-verify-${seq}`;
@@ -424,13 +318,7 @@ export async function requestVerify(db: Db, producer: JobProducer, auth: Auth, p
     return { job_id: String(job.id), status: 'verifying' };
   } catch (e) {
     // Not queued: the step must not stay `verifying` (confirm and skip refuse a step being verified).
-    await db
-      .updateTable('resolution_plan_steps')
-      .set({ status: 'pending' })
-      .where('plan_id', '=', planId)
-      .where('seq', '=', seq)
-      .where('status', '=', 'verifying')
-      .execute();
+    await unmarkStepVerifying(db, planId, seq);
     throw e;
   }
 }
@@ -445,22 +333,13 @@ export async function requestFinalize(db: Db, producer: JobProducer, auth: Auth,
     if (plan.status === 'finalizing') return;
     if (plan.status !== 'ready')
       throw new Conflict(`The plan is ${plan.status}; finalize needs a ready plan.`);
-    const steps = await tx
-      .selectFrom('resolution_plan_steps')
-      .select(['seq', 'status', 'final'])
-      .where('plan_id', '=', plan.id)
-      .orderBy('seq')
-      .execute();
+    const steps = await findStepStatuses(tx, plan.id);
     const open = steps.filter((s) => !s.final && !DONE_STEP.includes(s.status));
     if (open.length)
       throw new Conflict(
         `Finalize needs every other step verified, confirmed or skipped first: step${open.length > 1 ? 's' : ''} ${open.map((s) => s.seq).join(', ')} ${open.length > 1 ? 'are' : 'is'} not.`,
       );
-    await tx
-      .updateTable('resolution_plans')
-      .set({ status: 'finalizing', error: null, updated_at: new Date() })
-      .where('id', '=', plan.id)
-      .execute();
+    await markPlanFinalizing(tx, plan.id);
   });
   const key = `plan-${planId}-finalize`;
   const job = await producer.enqueue(
@@ -474,11 +353,6 @@ export async function requestFinalize(db: Db, producer: JobProducer, auth: Auth,
 
 /** Realized savings (monthly amounts of resolved clusters): realized this UTC month, and in total. */
 export async function realizedSavings(db: Db, tenantId: string) {
-  const r = await sql<{ this_month: number; total: number; plans: number }>`
-    select coalesce(sum(monthly_usd) filter (where realized_at >= date_trunc('month', now() at time zone 'UTC') at time zone 'UTC'), 0)::float8 as this_month,
-           coalesce(sum(monthly_usd), 0)::float8 as total,
-           count(*)::int as plans
-    from realized_savings where tenant_id = ${tenantId}`.execute(db);
-  const row = r.rows[0]!;
+  const row = await sumRealizedSavings(db, tenantId);
   return { this_month: row.this_month, total: row.total, resolved_plans: row.plans };
 }
