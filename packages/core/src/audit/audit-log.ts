@@ -1,6 +1,13 @@
 import { createHash } from 'node:crypto';
 import canonicalize from 'canonicalize';
-import { sql, type AuditActor, type Db } from '@opsi/db';
+import { type AuditActor, type Db } from '@opsi/db';
+import {
+  findAuditEntries,
+  findAuditPage,
+  findLastAuditEntry,
+  insertAuditEntry,
+  lockAuditChain,
+} from './repository';
 
 /** prev_hash of a tenant's first entry. */
 export const GENESIS_HASH = '0'.repeat(64);
@@ -45,14 +52,8 @@ export function computeAuditHash(prevHash: string, entry: HashedFields): string 
  * make a fork impossible even if the lock were bypassed.
  */
 export async function appendAudit(tx: Db, tenantId: string, input: AuditInput) {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`opsi.audit:${tenantId}`}, 0))`.execute(tx);
-  const last = await tx
-    .selectFrom('audit_log')
-    .select(['seq', 'hash'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('seq', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  await lockAuditChain(tx, tenantId);
+  const last = await findLastAuditEntry(tx, tenantId);
   // JavaScript dates carry milliseconds; storing exactly what was hashed keeps the hash reproducible.
   const fields: HashedFields = {
     tenant_id: tenantId,
@@ -65,41 +66,18 @@ export async function appendAudit(tx: Db, tenantId: string, input: AuditInput) {
     details: input.details ?? {},
   };
   const prevHash = last?.hash ?? GENESIS_HASH;
-  return tx
-    .insertInto('audit_log')
-    .values({
-      ...fields,
-      actor: JSON.stringify(fields.actor),
-      details: JSON.stringify(fields.details),
-      prev_hash: prevHash,
-      hash: computeAuditHash(prevHash, fields),
-    })
-    .returning(['id', 'seq', 'hash'])
-    .executeTakeFirstOrThrow();
+  return insertAuditEntry(tx, {
+    ...fields,
+    actor: JSON.stringify(fields.actor),
+    details: JSON.stringify(fields.details),
+    prev_hash: prevHash,
+    hash: computeAuditHash(prevHash, fields),
+  });
 }
-
-const ENTRY_COLUMNS = [
-  'id',
-  'seq',
-  'at',
-  'actor',
-  'action',
-  'target_type',
-  'target_id',
-  'details',
-  'prev_hash',
-  'hash',
-] as const;
 
 /** The tenant's newest entries first. */
 export function listAudit(db: Db, tenantId: string, limit: number) {
-  return db
-    .selectFrom('audit_log')
-    .select(ENTRY_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .orderBy('seq', 'desc')
-    .limit(limit)
-    .execute();
+  return findAuditEntries(db, tenantId, limit);
 }
 
 export interface AuditVerification {
@@ -122,14 +100,7 @@ export async function verifyAuditChain(
   let prevHash = GENESIS_HASH;
   let expectedSeq = 1;
   for (;;) {
-    const page = await db
-      .selectFrom('audit_log')
-      .select(['id', 'tenant_id', ...ENTRY_COLUMNS])
-      .where('tenant_id', '=', tenantId)
-      .where('seq', '>=', expectedSeq)
-      .orderBy('seq')
-      .limit(pageSize)
-      .execute();
+    const page = await findAuditPage(db, tenantId, expectedSeq, pageSize);
     for (const row of page) {
       checked++;
       const recomputed = computeAuditHash(prevHash, { ...row, target_id: row.target_id });

@@ -3,6 +3,7 @@ import type { Db } from '@opsi/db';
 import type { Auth } from '../context';
 import { Unauthorized } from '../errors';
 import { verifyPassword } from './passwords';
+import { findLiveBrowserSession, insertBrowserSession, markBrowserSessionEnded } from './repository';
 import { hashSecret } from './tokens';
 import { findLiveUserByEmail } from './users';
 
@@ -16,16 +17,13 @@ export async function login(db: Db, email: string, password: string, ttlHours: n
   const secret = randomBytes(32).toString('base64url');
   const csrfToken = randomBytes(24).toString('base64url');
   const expiresAt = new Date(Date.now() + ttlHours * 3_600_000);
-  await db
-    .insertInto('browser_sessions')
-    .values({
-      tenant_id: user.tenant_id,
-      user_id: user.id,
-      secret_hash: hashSecret(secret),
-      csrf_token: csrfToken,
-      expires_at: expiresAt,
-    })
-    .execute();
+  await insertBrowserSession(db, {
+    tenant_id: user.tenant_id,
+    user_id: user.id,
+    secret_hash: hashSecret(secret),
+    csrf_token: csrfToken,
+    expires_at: expiresAt,
+  });
   return { secret, expiresAt };
 }
 
@@ -35,31 +33,7 @@ export async function resolveSession(
   secret: string,
 ): Promise<Extract<Auth, { kind: 'session' }> | undefined> {
   if (!/^[A-Za-z0-9_-]{43}$/.test(secret)) return undefined;
-  const row = await db
-    .selectFrom('browser_sessions as s')
-    .innerJoin('users as u', 'u.id', 's.user_id')
-    .innerJoin('tenants as n', 'n.id', 's.tenant_id')
-    .select([
-      's.id as session_id',
-      's.csrf_token',
-      's.expires_at',
-      'u.id as user_id',
-      'u.email',
-      'u.name as user_name',
-      'u.role',
-      'n.id as tenant_id',
-      'n.slug',
-      'n.name as tenant_name',
-      'n.tier',
-      'n.timezone',
-      'n.daily_agent_budget',
-    ])
-    .where('s.secret_hash', '=', hashSecret(secret))
-    .where('s.ended_at', 'is', null)
-    .where('s.expires_at', '>', new Date())
-    .where('u.deleted_at', 'is', null)
-    .where('n.deleted_at', 'is', null)
-    .executeTakeFirst();
+  const row = await findLiveBrowserSession(db, hashSecret(secret));
   if (!row) return undefined;
   return {
     kind: 'session',
@@ -78,10 +52,5 @@ export async function resolveSession(
 
 /** Ends a browser session; idempotent. */
 export async function logout(db: Db, sessionId: string): Promise<void> {
-  await db
-    .updateTable('browser_sessions')
-    .set({ ended_at: new Date() })
-    .where('id', '=', sessionId)
-    .where('ended_at', 'is', null)
-    .execute();
+  await markBrowserSessionEnded(db, sessionId);
 }

@@ -1,18 +1,17 @@
 import type { Db, Tenant, Tier } from '@opsi/db';
 import { appendAudit } from '../audit';
 import { BadRequest, Conflict, NotFound } from '../errors';
+import {
+  findLiveTenantBySlug,
+  findLiveTenants,
+  findTenantIdBySlug,
+  insertTenant,
+  markTenantDeleted,
+  updateLiveTenant,
+  updateTenantDailyAgentBudget,
+} from './repository';
 
-export const TENANT_COLUMNS = [
-  'id',
-  'slug',
-  'name',
-  'tier',
-  'timezone',
-  'daily_agent_budget',
-  'created_at',
-  'updated_at',
-  'deleted_at',
-] as const;
+export { TENANT_COLUMNS } from './repository';
 
 const SLUG = /^[a-z0-9][a-z0-9-]{1,62}$/;
 
@@ -40,44 +39,26 @@ export async function createTenant(db: Db, input: CreateTenantInput): Promise<Te
   }
   const timezone = input.timezone ?? 'UTC';
   if (!isValidTimeZone(timezone)) throw new BadRequest(`unknown timezone: ${timezone}`);
-  const existing = await db
-    .selectFrom('tenants')
-    .select('id')
-    .where('slug', '=', input.slug)
-    .executeTakeFirst();
+  const existing = await findTenantIdBySlug(db, input.slug);
   if (existing)
     throw new Conflict(`tenant ${input.slug} already exists (slugs of deleted tenants stay taken)`);
-  return db
-    .insertInto('tenants')
-    .values({
-      slug: input.slug,
-      name: input.name ?? input.slug,
-      tier: input.tier ?? 'free',
-      timezone,
-      ...(input.dailyAgentBudget !== undefined ? { daily_agent_budget: input.dailyAgentBudget } : {}),
-    })
-    .returning(TENANT_COLUMNS)
-    .executeTakeFirstOrThrow();
+  return insertTenant(db, {
+    slug: input.slug,
+    name: input.name ?? input.slug,
+    tier: input.tier ?? 'free',
+    timezone,
+    ...(input.dailyAgentBudget !== undefined ? { daily_agent_budget: input.dailyAgentBudget } : {}),
+  });
 }
 
 /** The live (not deleted) tenant with this slug. */
 export function findTenantBySlug(db: Db, slug: string) {
-  return db
-    .selectFrom('tenants')
-    .select(TENANT_COLUMNS)
-    .where('slug', '=', slug)
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return findLiveTenantBySlug(db, slug);
 }
 
 /** Every live tenant, for the scheduler. */
 export function listLiveTenants(db: Db) {
-  return db
-    .selectFrom('tenants')
-    .select(['id', 'slug', 'timezone'])
-    .where('deleted_at', 'is', null)
-    .orderBy('slug')
-    .execute();
+  return findLiveTenants(db);
 }
 
 export interface UpdateTenantInput {
@@ -95,13 +76,7 @@ export async function updateTenant(db: Db, slug: string, input: UpdateTenantInpu
   if (Object.keys(changes).length === 0)
     throw new BadRequest('nothing to change: give --name, --tier or --timezone');
   return db.transaction().execute(async (tx) => {
-    const tenant = await tx
-      .updateTable('tenants')
-      .set({ ...changes, updated_at: new Date() })
-      .where('slug', '=', slug)
-      .where('deleted_at', 'is', null)
-      .returning(TENANT_COLUMNS)
-      .executeTakeFirst();
+    const tenant = await updateLiveTenant(tx, slug, changes);
     if (!tenant) throw new NotFound(`no tenant ${slug}`);
     await appendAudit(tx, tenant.id, {
       actor: { type: 'operator', id: null },
@@ -120,13 +95,7 @@ export async function updateTenant(db: Db, slug: string, input: UpdateTenantInpu
  */
 export async function deleteTenant(db: Db, slug: string) {
   return db.transaction().execute(async (tx) => {
-    const tenant = await tx
-      .updateTable('tenants')
-      .set({ deleted_at: new Date(), updated_at: new Date() })
-      .where('slug', '=', slug)
-      .where('deleted_at', 'is', null)
-      .returning(TENANT_COLUMNS)
-      .executeTakeFirst();
+    const tenant = await markTenantDeleted(tx, slug);
     if (!tenant) throw new NotFound(`no tenant ${slug}`);
     await appendAudit(tx, tenant.id, {
       actor: { type: 'operator', id: null },
@@ -148,12 +117,7 @@ export async function getTenantBySlug(db: Db, slug: string) {
 /** Sets a tenant's daily agent budget (units per token per UTC day); operator only. */
 export async function setDailyAgentBudget(db: Db, slug: string, daily: number): Promise<Tenant> {
   if (!Number.isInteger(daily) || daily < 0) throw new BadRequest('--daily must be a whole number >= 0');
-  const tenant = await db
-    .updateTable('tenants')
-    .set({ daily_agent_budget: daily, updated_at: new Date() })
-    .where('slug', '=', slug)
-    .returning(TENANT_COLUMNS)
-    .executeTakeFirst();
+  const tenant = await updateTenantDailyAgentBudget(db, slug, daily);
   if (!tenant) throw new NotFound(`no tenant ${slug}`);
   return tenant;
 }

@@ -1,10 +1,20 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { CompiledQuery, type InferResult } from 'kysely';
-import { sql, type Db, type TokenScope } from '@opsi/db';
+import { type Db, type TokenScope } from '@opsi/db';
 import { appendAudit } from '../audit';
 import type { Auth, AuthTenant, AuthUser } from '../context';
 import { BadRequest, Forbidden, NotFound } from '../errors';
 import { GroupCommit } from '../group-commit';
+import {
+  findTokensByHash,
+  findUserTokenForUpdate,
+  findUserTokens,
+  insertApiToken,
+  markTokenExpired,
+  markTokenRevoked,
+  markTokenUsed,
+  tokenExpiry,
+  type TokenRow,
+} from './repository';
 
 export const TOKEN_PREFIX = 'opsi_';
 /** `opsi_` then 43 URL-safe characters: 32 random bytes, base64url without padding. */
@@ -20,17 +30,6 @@ export function generateToken(): { token: string; hint: string; hash: string } {
   const token = `${TOKEN_PREFIX}${body}`;
   return { token, hint: `${TOKEN_PREFIX}${body.slice(0, 8)}`, hash: hashSecret(token) };
 }
-
-const METADATA_COLUMNS = [
-  'id',
-  'name',
-  'scope',
-  'token_hint',
-  'created_at',
-  'expires_at',
-  'last_used_at',
-  'revoked_at',
-] as const;
 
 export interface MintTokenInput {
   name: string;
@@ -49,24 +48,17 @@ export async function mintToken(db: Db, auth: Auth, input: MintTokenInput) {
   if (name.length < 1 || name.length > 100) throw new BadRequest('name must be 1 to 100 characters');
   const { token, hint, hash } = generateToken();
   // From the database clock, like created_at, so the two never disagree.
-  const expiresAt =
-    input.expiresInDays === undefined
-      ? null
-      : sql<Date>`now() + make_interval(days => ${input.expiresInDays})`;
+  const expiresAt = tokenExpiry(input.expiresInDays);
   return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('api_tokens')
-      .values({
-        tenant_id: auth.tenant.id,
-        user_id: auth.user.id,
-        name,
-        scope: input.scope,
-        token_hash: hash,
-        token_hint: hint,
-        expires_at: expiresAt,
-      })
-      .returning(['id', 'name', 'scope', 'token_hint', 'created_at', 'expires_at'])
-      .executeTakeFirstOrThrow();
+    const row = await insertApiToken(tx, {
+      tenant_id: auth.tenant.id,
+      user_id: auth.user.id,
+      name,
+      scope: input.scope,
+      token_hash: hash,
+      token_hint: hint,
+      expires_at: expiresAt,
+    });
     await appendAudit(tx, auth.tenant.id, {
       actor: { type: 'user', id: auth.user.id, email: auth.user.email },
       action: 'token.minted',
@@ -80,14 +72,7 @@ export async function mintToken(db: Db, auth: Auth, input: MintTokenInput) {
 
 /** Metadata of the caller's own tokens, newest first; never the secret or its hash. */
 export function listTokens(db: Db, auth: Auth) {
-  return db
-    .selectFrom('api_tokens')
-    .select(METADATA_COLUMNS)
-    .where('tenant_id', '=', auth.tenant.id)
-    .where('user_id', '=', auth.user.id)
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .execute();
+  return findUserTokens(db, auth.tenant.id, auth.user.id);
 }
 
 /**
@@ -96,17 +81,10 @@ export function listTokens(db: Db, auth: Auth) {
  */
 export async function revokeToken(db: Db, auth: Auth, tokenId: string): Promise<void> {
   await db.transaction().execute(async (tx) => {
-    const token = await tx
-      .selectFrom('api_tokens')
-      .select(['id', 'name', 'revoked_at'])
-      .where('id', '=', tokenId)
-      .where('tenant_id', '=', auth.tenant.id)
-      .where('user_id', '=', auth.user.id)
-      .forUpdate()
-      .executeTakeFirst();
+    const token = await findUserTokenForUpdate(tx, auth.tenant.id, auth.user.id, tokenId);
     if (!token) throw new NotFound('No such token.');
     if (token.revoked_at) return;
-    await tx.updateTable('api_tokens').set({ revoked_at: new Date() }).where('id', '=', token.id).execute();
+    await markTokenRevoked(tx, token.id);
     await appendAudit(tx, auth.tenant.id, {
       actor: {
         type: 'user',
@@ -131,12 +109,7 @@ export async function expireToken(db: Db, tokenId: string) {
     throw new NotFound(`no token ${tokenId}`);
   }
   return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .updateTable('api_tokens')
-      .set({ expires_at: sql<Date>`least(coalesce(expires_at, now()), now())` })
-      .where('id', '=', tokenId)
-      .returning([...METADATA_COLUMNS, 'tenant_id'])
-      .executeTakeFirst();
+    const row = await markTokenExpired(tx, tokenId);
     if (!row) throw new NotFound(`no token ${tokenId}`);
     await appendAudit(tx, row.tenant_id, {
       actor: { type: 'operator', id: null },
@@ -169,7 +142,7 @@ function tokenLookups(db: Db) {
   if (!g) {
     g = new GroupCommit<string, TokenRow | undefined>(
       async (_key, requests) => {
-        const rows = await selectTokens(db, [...new Set(requests.flat())]);
+        const rows = await findTokensByHash(db, [...new Set(requests.flat())]);
         const byHash = new Map(rows.map((r) => [r.token_hash, r]));
         return requests.map(([hash]) => byHash.get(hash!));
       },
@@ -178,56 +151,6 @@ function tokenLookups(db: Db) {
     lookups.set(db, g);
   }
   return g;
-}
-
-function tokenQuery(db: Db, hashes: string[]) {
-  return db
-    .selectFrom('api_tokens as t')
-    .innerJoin('users as u', 'u.id', 't.user_id')
-    .innerJoin('tenants as n', 'n.id', 't.tenant_id')
-    .select([
-      't.token_hash',
-      't.id as token_id',
-      't.scope',
-      't.expires_at',
-      't.revoked_at',
-      't.last_used_at',
-      'u.id as user_id',
-      'u.email',
-      'u.name as user_name',
-      'u.role',
-      'u.deleted_at',
-      'u.tenant_id as user_tenant_id',
-      'n.id as tenant_id',
-      'n.slug',
-      'n.name as tenant_name',
-      'n.tier',
-      'n.timezone',
-      'n.daily_agent_budget',
-      'n.deleted_at as tenant_deleted_at',
-    ])
-    .where('t.token_hash', 'in', hashes);
-}
-
-type TokenRow = InferResult<ReturnType<typeof tokenQuery>>[number];
-
-/**
- * The lookup runs on every authenticated request, so its SQL is built once per database handle and
- * number of hashes (Kysely's building and compiling was the largest item of our own code in the API's
- * profile), then run with the hashes, its only parameters.
- */
-const compiledTokenQueries = new WeakMap<Db, Map<number, string>>();
-
-function selectTokens(db: Db, hashes: string[]): Promise<TokenRow[]> {
-  let byCount = compiledTokenQueries.get(db);
-  if (!byCount) compiledTokenQueries.set(db, (byCount = new Map()));
-  let text = byCount.get(hashes.length);
-  if (text === undefined) {
-    const compiled = tokenQuery(db, hashes).compile();
-    if (compiled.parameters.length !== hashes.length) throw new Error('token query: unexpected parameters');
-    byCount.set(hashes.length, (text = compiled.sql));
-  }
-  return db.executeQuery<TokenRow>(CompiledQuery.raw(text, hashes)).then((r) => r.rows);
 }
 
 /**
@@ -248,11 +171,7 @@ export async function authenticateToken(
   if (row.tenant_deleted_at) return { ok: false, reason: 'tenant_deleted' };
   if (row.deleted_at || row.user_tenant_id !== row.tenant_id) return { ok: false, reason: 'user_deleted' };
   if (!row.last_used_at || now - row.last_used_at.getTime() > LAST_USED_PRECISION_SECONDS * 1000) {
-    await db
-      .updateTable('api_tokens')
-      .set({ last_used_at: new Date(now) })
-      .where('id', '=', row.token_id)
-      .execute();
+    await markTokenUsed(db, row.token_id, new Date(now));
   }
   const tenant: AuthTenant = {
     id: row.tenant_id,

@@ -1,10 +1,11 @@
-import { sql, type Db, type Role, type User } from '@opsi/db';
+import { type Db, type Role, type User } from '@opsi/db';
 import { BadRequest, Conflict, NotFound } from '../errors';
 import { appendAudit } from '../audit';
 import { hashPassword } from './passwords';
+import { findLiveUserRowByEmail, findTeamMembers, insertUser, markUserDeleted } from './repository';
 import { getTenantBySlug } from './tenants';
 
-export const USER_COLUMNS = ['id', 'tenant_id', 'email', 'name', 'role', 'created_at', 'deleted_at'] as const;
+export { USER_COLUMNS } from './repository';
 export type PublicUser = Omit<User, 'password_hash'>;
 
 const EMAIL = /^[^@\s]+@[^@\s]+$/;
@@ -29,21 +30,18 @@ export async function createUser(db: Db, input: CreateUserInput): Promise<Public
   const taken = await findLiveUserByEmail(db, email);
   if (taken) throw new Conflict(`a user with email ${email} already exists`);
   const password_hash = await hashPassword(input.password);
-  return db
-    .insertInto('users')
-    .values({ tenant_id: tenant.id, email, name: input.name ?? email.split('@')[0]!, password_hash, role })
-    .returning(USER_COLUMNS)
-    .executeTakeFirstOrThrow();
+  return insertUser(db, {
+    tenant_id: tenant.id,
+    email,
+    name: input.name ?? email.split('@')[0]!,
+    password_hash,
+    role,
+  });
 }
 
 /** The live (not deleted) user with this email, password hash included, for login. */
 export function findLiveUserByEmail(db: Db, email: string): Promise<User | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where(sql<string>`lower(email)`, '=', email.trim().toLowerCase())
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  return findLiveUserRowByEmail(db, email);
 }
 
 /**
@@ -53,14 +51,7 @@ export function findLiveUserByEmail(db: Db, email: string): Promise<User | undef
 export async function deleteUser(db: Db, tenantSlug: string, email: string): Promise<PublicUser> {
   const tenant = await getTenantBySlug(db, tenantSlug);
   return db.transaction().execute(async (tx) => {
-    const user = await tx
-      .updateTable('users')
-      .set({ deleted_at: new Date() })
-      .where('tenant_id', '=', tenant.id)
-      .where(sql<string>`lower(email)`, '=', email.trim().toLowerCase())
-      .where('deleted_at', 'is', null)
-      .returning(USER_COLUMNS)
-      .executeTakeFirst();
+    const user = await markUserDeleted(tx, tenant.id, email);
     if (!user) throw new NotFound(`no user ${email} in tenant ${tenantSlug}`);
     await appendAudit(tx, tenant.id, {
       actor: { type: 'operator', id: null },
@@ -75,12 +66,5 @@ export async function deleteUser(db: Db, tenantSlug: string, email: string): Pro
 
 /** Members of a tenant with their roles, oldest first. */
 export function listTeamMembers(db: Db, tenantId: string) {
-  return db
-    .selectFrom('users')
-    .select(['id', 'email', 'name', 'role', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('deleted_at', 'is', null)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  return findTeamMembers(db, tenantId);
 }

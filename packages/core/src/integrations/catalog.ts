@@ -1,9 +1,17 @@
-import { sql, type Db } from '@opsi/db';
+import { type Db } from '@opsi/db';
 import { appendAudit, type AuditInput } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, Forbidden, NotFound } from '../errors';
 import { availableTools } from '../agent';
 import { assertOutboundUrl, NO_EXCEPTIONS, type OutboundPolicy } from './outbound';
+import {
+  deleteTenantTool,
+  findConnectionKinds,
+  findSubscribedNotifiers,
+  findTenantToolForUpdate,
+  findTenantTools,
+  upsertTenantTool,
+} from './repository';
 import type { SecretBox } from './secret-box';
 import { listTerraformStates } from '../inventory';
 
@@ -113,17 +121,8 @@ export interface TenantTool {
  */
 export async function listTenantTools(db: Db, tenantId: string): Promise<TenantTool[]> {
   const [connections, installed] = await Promise.all([
-    db
-      .selectFrom('cloud_connections')
-      .select(['kind', 'created_at'])
-      .where('tenant_id', '=', tenantId)
-      .execute(),
-    db
-      .selectFrom('tenant_tools')
-      .select(['tool_id', 'status', 'settings', 'installed_at'])
-      .where('tenant_id', '=', tenantId)
-      .orderBy('tool_id')
-      .execute(),
+    findConnectionKinds(db, tenantId),
+    findTenantTools(db, tenantId),
   ]);
   const catalog = catalogTools();
   const out: TenantTool[] = [];
@@ -236,35 +235,14 @@ export async function installTool(
     throw new BadRequest(`${t.id} takes no settings`);
   }
   return db.transaction().execute(async (tx) => {
-    const existed = await tx
-      .selectFrom('tenant_tools')
-      .select('tool_id')
-      .where('tenant_id', '=', tenantId)
-      .where('tool_id', '=', t.id)
-      .forUpdate()
-      .executeTakeFirst();
-    const row = await tx
-      .insertInto('tenant_tools')
-      .values({
-        tenant_id: tenantId,
-        tool_id: t.id,
-        settings: JSON.stringify(settings),
-        secret_ciphertext: sealed,
-        installed_by: actor.email ? `user:${actor.email}` : actor.type,
-      })
-      .onConflict((oc) =>
-        oc.columns(['tenant_id', 'tool_id']).doUpdateSet({
-          // An SNS subscription's state (recorded by the service, not set by the installer) is kept.
-          settings: sql<string>`(case when tenant_tools.settings ? 'subscriptions'
-            then jsonb_build_object('subscriptions', tenant_tools.settings->'subscriptions')
-            else '{}'::jsonb end) || ${JSON.stringify(settings)}::jsonb`,
-          secret_ciphertext: sealed,
-          status: 'active',
-          updated_at: new Date(),
-        }),
-      )
-      .returning(['status', 'settings', 'installed_at'])
-      .executeTakeFirstOrThrow();
+    const existed = await findTenantToolForUpdate(tx, tenantId, t.id);
+    const row = await upsertTenantTool(tx, {
+      tenant_id: tenantId,
+      tool_id: t.id,
+      settings,
+      secret_ciphertext: sealed,
+      installed_by: actor.email ? `user:${actor.email}` : actor.type,
+    });
     await appendAudit(tx, tenantId, {
       actor,
       action: existed ? 'tool.reconfigured' : 'tool.installed',
@@ -294,12 +272,7 @@ export async function removeTool(db: Db, tenantId: string, actor: Actor, toolId:
   if (t?.kind === 'connector')
     throw new Conflict(`${t.id} is a connector: connections are managed with the operator's env commands`);
   await db.transaction().execute(async (tx) => {
-    const gone = await tx
-      .deleteFrom('tenant_tools')
-      .where('tenant_id', '=', tenantId)
-      .where('tool_id', '=', toolId)
-      .returning('tool_id')
-      .executeTakeFirst();
+    const gone = await deleteTenantTool(tx, tenantId, toolId);
     if (!gone) throw new NotFound('This integration is not installed.');
     await appendAudit(tx, tenantId, {
       actor,
@@ -325,10 +298,6 @@ export function requireToolManager(auth: Auth): Actor {
 
 /** The tenant's active notifiers subscribed to an event, with their decrypted target. */
 export async function notifiersFor(db: Db, tenantId: string, event: string) {
-  const rows = await sql<{ tool_id: string }>`
-    select tool_id from tenant_tools
-    where tenant_id = ${tenantId} and status = 'active' and tool_id in ('webhook', 'slack')
-      and settings->'events' @> to_jsonb(${event}::text)
-    order by tool_id`.execute(db);
+  const rows = await findSubscribedNotifiers(db, tenantId, event);
   return rows.rows.map((r) => r.tool_id);
 }

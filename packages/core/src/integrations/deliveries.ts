@@ -4,6 +4,17 @@ import type { JobProducer } from '@opsi/jobs';
 import type { DeliveryPolicy } from '../events';
 import { notifiersFor, type NotifierEvent } from './catalog';
 import { guardedFetch, OutboundRefused, type OutboundPolicy } from './outbound';
+import {
+  findDelivery,
+  findFindingForDelivery,
+  findPendingDeliveries,
+  findReportForDelivery,
+  findTenantSlug,
+  findToolSecret,
+  insertDeliveries,
+  markDeliveryAttemptFailed,
+  markDeliveryDelivered,
+} from './repository';
 import type { SecretBox } from './secret-box';
 import { incidentForNotification } from '../incidents';
 
@@ -21,22 +32,8 @@ export async function enqueueDeliveries(
 ): Promise<string[]> {
   const tools = await notifiersFor(db, tenantId, event);
   if (!tools.length) return [];
-  await db
-    .insertInto('notifier_deliveries')
-    .values(
-      tools.map((tool_id) => ({ tenant_id: tenantId, tool_id, event_kind: event, subject_id: subjectId })),
-    )
-    .onConflict((oc) => oc.columns(['tenant_id', 'tool_id', 'event_kind', 'subject_id']).doNothing())
-    .execute();
-  const pending = await db
-    .selectFrom('notifier_deliveries')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('event_kind', '=', event)
-    .where('subject_id', '=', subjectId)
-    .where('tool_id', 'in', tools)
-    .where('status', '=', 'pending')
-    .execute();
+  await insertDeliveries(db, tenantId, tools, event, subjectId);
+  const pending = await findPendingDeliveries(db, tenantId, tools, event, subjectId);
   for (const d of pending)
     await producer.enqueue(
       'reports',
@@ -72,19 +69,10 @@ async function envelopeOf(
   d: { id: string; tenant_id: string; event_kind: string; subject_id: string },
   publicUrl: string,
 ): Promise<Envelope | undefined> {
-  const tenant = await db
-    .selectFrom('tenants')
-    .select(['id', 'slug'])
-    .where('id', '=', d.tenant_id)
-    .executeTakeFirstOrThrow();
+  const tenant = await findTenantSlug(db, d.tenant_id);
   const base = { id: d.id, event: d.event_kind, tenant, created_at: new Date().toISOString() };
   if (d.event_kind === 'report.morning') {
-    const r = await db
-      .selectFrom('morning_reports')
-      .select(['id', 'generated_at', 'period_from', 'period_to', 'headline', 'sections'])
-      .where('tenant_id', '=', d.tenant_id)
-      .where('id', '=', d.subject_id)
-      .executeTakeFirst();
+    const r = await findReportForDelivery(db, d.tenant_id, d.subject_id);
     if (!r) return undefined;
     return {
       ...base,
@@ -101,12 +89,7 @@ async function envelopeOf(
     };
   }
   if (d.event_kind === 'finding.critical') {
-    const f = await db
-      .selectFrom('findings')
-      .select(['id', 'title', 'severity', 'domain', 'check_id', 'status', 'detected_at'])
-      .where('tenant_id', '=', d.tenant_id)
-      .where('id', '=', d.subject_id)
-      .executeTakeFirst();
+    const f = await findFindingForDelivery(db, d.tenant_id, d.subject_id);
     if (!f) return undefined;
     return {
       ...base,
@@ -230,33 +213,13 @@ export async function attemptDelivery(
     outbound?: OutboundPolicy;
   },
 ): Promise<{ status: 'delivered' | 'failed' | 'skipped'; response_status?: number }> {
-  const d = await db
-    .selectFrom('notifier_deliveries')
-    .select(['id', 'tenant_id', 'tool_id', 'event_kind', 'subject_id', 'status'])
-    .where('tenant_id', '=', opts.tenantId)
-    .where('id', '=', deliveryId)
-    .executeTakeFirst();
+  const d = await findDelivery(db, opts.tenantId, deliveryId);
   if (!d || d.status !== 'pending') return { status: 'skipped' };
   const fail = async (message: string, responseStatus: number | null, final: boolean) => {
-    await db
-      .updateTable('notifier_deliveries')
-      .set((eb) => ({
-        attempts: eb('attempts', '+', 1),
-        last_error: message,
-        response_status: responseStatus,
-        status: final ? 'failed' : 'pending',
-        updated_at: new Date(),
-      }))
-      .where('id', '=', d.id)
-      .execute();
+    await markDeliveryAttemptFailed(db, d.id, message, responseStatus, final);
     throw new DeliveryFailed(`${d.tool_id} delivery ${d.id}: ${message}`);
   };
-  const tool = await db
-    .selectFrom('tenant_tools')
-    .select(['secret_ciphertext', 'status'])
-    .where('tenant_id', '=', d.tenant_id)
-    .where('tool_id', '=', d.tool_id)
-    .executeTakeFirst();
+  const tool = await findToolSecret(db, d.tenant_id, d.tool_id);
   if (!tool?.secret_ciphertext || tool.status !== 'active')
     return fail('the notifier was removed or disabled', null, true);
   const envelope = await envelopeOf(db, d, opts.publicUrl);
@@ -290,17 +253,6 @@ export async function attemptDelivery(
     return fail(`request failed: ${why}`, null, opts.lastAttempt);
   }
   if (res.status < 200 || res.status >= 300) return fail(`HTTP ${res.status}`, res.status, opts.lastAttempt);
-  await db
-    .updateTable('notifier_deliveries')
-    .set((eb) => ({
-      attempts: eb('attempts', '+', 1),
-      status: 'delivered',
-      response_status: res.status,
-      last_error: null,
-      delivered_at: new Date(),
-      updated_at: new Date(),
-    }))
-    .where('id', '=', d.id)
-    .execute();
+  await markDeliveryDelivered(db, d.id, res.status);
   return { status: 'delivered', response_status: res.status };
 }

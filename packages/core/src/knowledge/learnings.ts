@@ -1,7 +1,14 @@
-import { sql, type Db, type LearningSource } from '@opsi/db';
+import { type Db, type LearningSource } from '@opsi/db';
 import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, NotFound } from '../errors';
+import {
+  findLearningStatusForUpdate,
+  findLearnings,
+  insertLearning,
+  markLearningsUsedRows,
+  updateLearningStatus,
+} from './repository';
 
 export const LEARNING_STATUSES = ['active', 'archived'] as const;
 export type LearningStatus = (typeof LEARNING_STATUSES)[number];
@@ -19,18 +26,6 @@ export interface Learning {
   used_count: number;
 }
 
-const COLUMNS = [
-  'id',
-  'fact',
-  'service',
-  'status',
-  'source',
-  'created_by',
-  'created_at',
-  'last_used_at',
-  'used_count',
-] as const;
-
 export interface LearningFilter {
   status?: LearningStatus | undefined;
   /** Exact service name, case-insensitive. */
@@ -46,21 +41,12 @@ export async function listLearnings(
   tenantId: string,
   filter: LearningFilter = {},
 ): Promise<Learning[]> {
-  let q = db
-    .selectFrom('learnings')
-    .select(COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', filter.status ?? 'active');
-  if (filter.service) q = q.where(sql<boolean>`lower(service) = lower(${filter.service})`);
-  for (const word of (filter.query ?? '').split(/\s+/).filter(Boolean).slice(0, 8)) {
-    const like = `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    q = q.where((eb) => eb.or([eb('fact', 'ilike', like), eb('service', 'ilike', like)]));
-  }
-  return q
-    .orderBy('created_at', 'desc')
-    .orderBy('id')
-    .limit(filter.limit ?? 200)
-    .execute();
+  return findLearnings(db, tenantId, {
+    status: filter.status ?? 'active',
+    service: filter.service,
+    query: filter.query,
+    limit: filter.limit ?? 200,
+  });
 }
 
 const userActor = (auth: Auth) => ({
@@ -77,17 +63,13 @@ export async function createLearning(
   input: { fact: string; service?: string | undefined },
 ): Promise<Learning> {
   return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('learnings')
-      .values({
-        tenant_id: auth.tenant.id,
-        fact: input.fact,
-        service: input.service ?? null,
-        source: 'user',
-        created_by: `user:${auth.user.email}`,
-      })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    const row = await insertLearning(tx, {
+      tenant_id: auth.tenant.id,
+      fact: input.fact,
+      service: input.service ?? null,
+      source: 'user',
+      created_by: `user:${auth.user.email}`,
+    });
     await appendAudit(tx, auth.tenant.id, {
       actor: userActor(auth),
       action: 'learning.created',
@@ -112,17 +94,13 @@ export async function recordLearning(
   const fact = input.fact.trim();
   if (!fact || fact.length > 2000) throw new BadRequest('fact must be 1 to 2000 characters');
   return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('learnings')
-      .values({
-        tenant_id: tenantId,
-        fact,
-        service: input.service ?? null,
-        source: input.source,
-        created_by: input.createdBy,
-      })
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    const row = await insertLearning(tx, {
+      tenant_id: tenantId,
+      fact,
+      service: input.service ?? null,
+      source: input.source,
+      created_by: input.createdBy,
+    });
     await appendAudit(tx, tenantId, {
       actor: { type: 'system', id: null },
       action: 'learning.created',
@@ -143,21 +121,9 @@ export async function setLearningStatus(
 ): Promise<Learning> {
   if (!/^[0-9a-f-]{36}$/i.test(id)) throw new NotFound('No such learning.');
   return db.transaction().execute(async (tx) => {
-    const before = await tx
-      .selectFrom('learnings')
-      .select('status')
-      .where('tenant_id', '=', auth.tenant.id)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
+    const before = await findLearningStatusForUpdate(tx, auth.tenant.id, id);
     if (!before) throw new NotFound('No such learning.');
-    const row = await tx
-      .updateTable('learnings')
-      .set({ status, archived_at: status === 'archived' ? new Date() : null })
-      .where('tenant_id', '=', auth.tenant.id)
-      .where('id', '=', id)
-      .returning(COLUMNS)
-      .executeTakeFirstOrThrow();
+    const row = await updateLearningStatus(tx, auth.tenant.id, id, status);
     if (before.status !== status)
       await appendAudit(tx, auth.tenant.id, {
         actor: userActor(auth),
@@ -174,11 +140,6 @@ export async function setLearningStatus(
 export async function markLearningsUsed(db: Db, tenantId: string, ids: string[]): Promise<number> {
   const unique = [...new Set(ids.filter((id) => /^[0-9a-f-]{36}$/i.test(id)))];
   if (!unique.length) return 0;
-  const result = await db
-    .updateTable('learnings')
-    .set((eb) => ({ last_used_at: new Date(), used_count: eb('used_count', '+', 1) }))
-    .where('tenant_id', '=', tenantId)
-    .where('id', 'in', unique)
-    .executeTakeFirst();
+  const result = await markLearningsUsedRows(db, tenantId, unique);
   return Number(result.numUpdatedRows);
 }

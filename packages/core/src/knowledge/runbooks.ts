@@ -1,7 +1,13 @@
-import { sql, type Db } from '@opsi/db';
+import { type Db } from '@opsi/db';
 import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { NotFound } from '../errors';
+import {
+  findFindingCheck,
+  findFindingResourceServices,
+  findTenantRunbooks,
+  insertRunbook,
+} from './repository';
 
 export interface AppliesTo {
   detectors: string[];
@@ -215,13 +221,7 @@ function normalize(applies: Partial<AppliesTo> | null | undefined): AppliesTo {
 }
 
 async function tenantRunbooks(db: Db, tenantId: string): Promise<Runbook[]> {
-  const rows = await db
-    .selectFrom('runbooks')
-    .select(['id', 'title', 'service', 'applies_to', 'steps', 'created_by', 'updated_at'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('updated_at', 'desc')
-    .orderBy('id')
-    .execute();
+  const rows = await findTenantRunbooks(db, tenantId);
   return rows.map((r) => ({ ...r, applies_to: normalize(r.applies_to), source: 'tenant' as const }));
 }
 
@@ -252,18 +252,14 @@ export async function createRunbook(
 ): Promise<Runbook> {
   const applies = normalize(input.applies_to);
   return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('runbooks')
-      .values({
-        tenant_id: auth.tenant.id,
-        title: input.title,
-        service: input.service ?? null,
-        applies_to: JSON.stringify(applies),
-        steps: JSON.stringify(input.steps),
-        created_by: `user:${auth.user.email}`,
-      })
-      .returning(['id', 'title', 'service', 'applies_to', 'steps', 'created_by', 'updated_at'])
-      .executeTakeFirstOrThrow();
+    const row = await insertRunbook(tx, {
+      tenant_id: auth.tenant.id,
+      title: input.title,
+      service: input.service ?? null,
+      applies_to: JSON.stringify(applies),
+      steps: JSON.stringify(input.steps),
+      created_by: `user:${auth.user.email}`,
+    });
     await appendAudit(tx, auth.tenant.id, {
       actor: {
         type: 'user',
@@ -333,17 +329,9 @@ export async function runbookForFinding(
 /** Every runbook that applies to a finding, best first. */
 export async function runbooksForFinding(db: Db, tenantId: string, findingId: string): Promise<Runbook[]> {
   if (!/^[0-9a-f-]{36}$/i.test(findingId)) throw new NotFound('No such finding.');
-  const f = await db
-    .selectFrom('findings')
-    .select(['id', 'check_id'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', findingId)
-    .executeTakeFirst();
+  const f = await findFindingCheck(db, tenantId, findingId);
   if (!f) throw new NotFound('No such finding.');
-  const resources = await sql<{ type: string; service: string | null }>`
-    select distinct fr.type, r.tags->>'service' as service
-    from finding_resources fr left join resources r on r.tenant_id = fr.tenant_id and r.arn = fr.arn
-    where fr.finding_id = ${f.id}`.execute(db);
+  const resources = await findFindingResourceServices(db, f.id);
   const matched = await matchRunbooks(db, tenantId, {
     checkId: f.check_id,
     resourceTypes: resources.rows.map((r) => r.type),

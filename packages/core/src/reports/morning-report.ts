@@ -1,6 +1,22 @@
-import { activeFindingStatuses, sql, type Db } from '@opsi/db';
+import { type Db } from '@opsi/db';
 import { savingsTotal } from '@opsi/detectors';
 import { NotFound } from '../errors';
+import {
+  countDriftChanges,
+  findDetectedFindings,
+  findDriftChanges,
+  findLatestMorningReport,
+  findMorningReportByEnd,
+  findMorningReportByStart,
+  findMorningReports,
+  findPreviousReportEnd,
+  findRegressedFindings,
+  findResolvedFindings,
+  findTopClusters,
+  insertMorningReport,
+  insertReportNotification,
+  type ReportRow,
+} from './repository';
 import { incidentsInPeriod, realizedSavingsInPeriod, type IncidentSections, type Period } from './sources';
 
 /** Most items a drift list carries; `totals` always counts them all. */
@@ -79,32 +95,17 @@ const money = (n: number) => `$${n.toFixed(2)}`;
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 async function findingsDetected(db: Db, tenantId: string, p: Period): Promise<ReportFinding[]> {
-  const rows = await sql<ReportFinding>`
-    select f.id as finding_id, f.group_id, f.title, f.severity, f.domain, f.check_id, f.status, e.at
-    from finding_group_events e join findings f on f.id = e.finding_id
-    where e.tenant_id = ${tenantId} and e.kind = 'detected' and e.at > ${p.from} and e.at <= ${p.to}
-    order by f.severity_rank desc, e.at, f.id`.execute(db);
+  const rows = await findDetectedFindings(db, tenantId, p);
   return rows.rows.map((r) => ({ ...r, at: iso(r.at) }));
 }
 
 async function findingsResolved(db: Db, tenantId: string, p: Period) {
-  const rows = await sql<ReportFinding & { resolved_by: string | null; savings_monthly: number }>`
-    select f.id as finding_id, f.group_id, f.title, f.severity, f.domain, f.check_id, f.status,
-           f.resolved_at as at, f.resolved_by, coalesce(r.savings, 0)::float8 as savings_monthly
-    from findings f left join recommendations r on r.finding_id = f.id
-    where f.tenant_id = ${tenantId} and f.status = 'resolved' and f.resolved_at > ${p.from} and f.resolved_at <= ${p.to}
-    order by f.severity_rank desc, f.resolved_at, f.id`.execute(db);
+  const rows = await findResolvedFindings(db, tenantId, p);
   return rows.rows.map((r) => ({ ...r, at: iso(r.at) }));
 }
 
 async function findingsRegressed(db: Db, tenantId: string, p: Period): Promise<ReportFinding[]> {
-  const rows = await sql<ReportFinding>`
-    select f.id as finding_id, f.group_id, f.title, f.severity, f.domain, f.check_id, f.status, e.at
-    from (select distinct on (finding_id) finding_id, at from finding_group_events
-          where tenant_id = ${tenantId} and kind = 'regressed' and at > ${p.from} and at <= ${p.to}
-          order by finding_id, at desc) e
-    join findings f on f.id = e.finding_id
-    order by f.severity_rank desc, e.at, f.id`.execute(db);
+  const rows = await findRegressedFindings(db, tenantId, p);
   return rows.rows.map((r) => ({ ...r, at: iso(r.at) }));
 }
 
@@ -116,47 +117,8 @@ async function findingsRegressed(db: Db, tenantId: string, p: Period): Promise<R
  * minute of slack each side: CloudTrail stamps the call, the scan comes after).
  */
 async function drift(db: Db, tenantId: string, p: Period): Promise<ReportSections['drift']> {
-  const rows = await sql<{
-    change: 'created' | 'updated' | 'deleted';
-    arn: string;
-    type: string;
-    changed_fields: string[];
-    at: Date;
-    resource_id: string | null;
-    native_id: string | null;
-    name: string | null;
-    actor: string | null;
-    n: number;
-  }>`
-    with changes as (
-      select h.id, h.arn, h.type, h.change, h.changed_fields, h.observed_at, s.connection_id,
-             row_number() over (partition by h.change order by h.observed_at, h.arn, h.id) as n
-      from resource_history h join inventory_snapshots s on s.id = h.snapshot_id
-      where h.tenant_id = ${tenantId} and s.tenant_id = ${tenantId}
-        and s.taken_at > ${p.from} and s.taken_at <= ${p.to}
-        and exists (select 1 from inventory_snapshots b where b.tenant_id = ${tenantId}
-                    and b.connection_id = s.connection_id and b.observed_at < s.observed_at)
-    )
-    select c.change, c.arn, c.type, c.changed_fields, c.observed_at as at, c.n::int as n,
-           r.id as resource_id, r.native_id, r.name,
-           (select e.actor from inventory_events e
-             where e.tenant_id = ${tenantId} and e.kind = 'cloudtrail' and e.arns @> array[c.arn]
-               and e.at <= c.observed_at + interval '1 minute'
-               and e.at > coalesce((select max(b.observed_at) from inventory_snapshots b
-                                     where b.tenant_id = ${tenantId} and b.connection_id = c.connection_id
-                                       and b.observed_at < c.observed_at), '-infinity') - interval '1 minute'
-             order by e.at desc, e.id desc limit 1) as actor
-    from changes c left join resources r on r.tenant_id = ${tenantId} and r.arn = c.arn
-    where c.n <= ${DRIFT_LIST_LIMIT}
-    order by c.observed_at, c.arn, c.change`.execute(db);
-  const totals = await sql<{ change: string; n: number }>`
-    select h.change, count(*)::int as n
-    from resource_history h join inventory_snapshots s on s.id = h.snapshot_id
-    where h.tenant_id = ${tenantId} and s.tenant_id = ${tenantId}
-      and s.taken_at > ${p.from} and s.taken_at <= ${p.to}
-      and exists (select 1 from inventory_snapshots b where b.tenant_id = ${tenantId}
-                  and b.connection_id = s.connection_id and b.observed_at < s.observed_at)
-    group by 1`.execute(db);
+  const rows = await findDriftChanges(db, tenantId, p, DRIFT_LIST_LIMIT);
+  const totals = await countDriftChanges(db, tenantId, p);
   const count = (c: string) => totals.rows.find((t) => t.change === c)?.n ?? 0;
   const item = (r: (typeof rows.rows)[number], withFields: boolean): DriftItem => ({
     resource_id: r.resource_id,
@@ -181,15 +143,7 @@ async function drift(db: Db, tenantId: string, p: Period): Promise<ReportSection
  * how many resources they cover; each with the reason it ranks where it does.
  */
 export async function topClusters(db: Db, tenantId: string, limit = TOP_CLUSTERS): Promise<TopCluster[]> {
-  const rows = await sql<Omit<TopCluster, 'why'> & { detected_at: Date }>`
-    select f.group_id, f.id as finding_id, f.title, f.severity, f.domain, f.check_id, f.regressed, f.detected_at,
-           (select count(*)::int from finding_resources fr where fr.finding_id = f.id) as resources,
-           (select count(*)::int from findings d where d.group_id = f.group_id and d.status = 'confirmed' and d.check_id <> f.check_id) as duplicates,
-           coalesce(r.savings, 0)::float8 as savings_monthly
-    from findings f left join recommendations r on r.finding_id = f.id
-    where f.tenant_id = ${tenantId} and f.status in ${activeFindingStatuses}
-    order by f.severity_rank desc, f.regressed desc, savings_monthly desc, resources desc, f.detected_at, f.group_id
-    limit ${limit}`.execute(db);
+  const rows = await findTopClusters(db, tenantId, limit);
   return rows.rows.map(({ detected_at: _d, ...r }) => ({
     ...r,
     why: [
@@ -250,26 +204,6 @@ export async function computeReport(db: Db, tenantId: string, p: Period) {
   return { headline: headlineOf(sections), sections };
 }
 
-const REPORT_COLUMNS = [
-  'id',
-  'generated_at',
-  'period_from',
-  'period_to',
-  'requested_by',
-  'headline',
-  'sections',
-] as const;
-
-type ReportRow = {
-  id: string;
-  generated_at: Date;
-  period_from: Date;
-  period_to: Date;
-  requested_by: string;
-  headline: string;
-  sections: Record<string, unknown>;
-};
-
 function toReport(r: ReportRow): MorningReport {
   return {
     id: r.id,
@@ -293,73 +227,33 @@ export async function generateMorningReport(
   tenantId: string,
   opts: { periodTo: Date; requestedBy: string },
 ): Promise<{ report: MorningReport; created: boolean }> {
-  const byEnd = () =>
-    db
-      .selectFrom('morning_reports')
-      .select(REPORT_COLUMNS)
-      .where('tenant_id', '=', tenantId)
-      .where('period_to', '=', opts.periodTo)
-      .executeTakeFirst();
+  const byEnd = () => findMorningReportByEnd(db, tenantId, opts.periodTo);
   const existing = await byEnd();
   if (existing) return { report: toReport(existing), created: false };
-  const previous = await db
-    .selectFrom('morning_reports')
-    .select('period_to')
-    .where('tenant_id', '=', tenantId)
-    .where('period_to', '<', opts.periodTo)
-    .orderBy('period_to', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const previous = await findPreviousReportEnd(db, tenantId, opts.periodTo);
   const from = previous?.period_to ?? new Date(opts.periodTo.getTime() - DAY_MS);
   const { headline, sections } = await computeReport(db, tenantId, { from, to: opts.periodTo });
   const written = await db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('morning_reports')
-      .values({
-        tenant_id: tenantId,
-        period_from: from,
-        period_to: opts.periodTo,
-        requested_by: opts.requestedBy,
-        headline,
-        sections: JSON.stringify(sections),
-      })
-      .onConflict((oc) => oc.doNothing())
-      .returning(REPORT_COLUMNS)
-      .executeTakeFirst();
+    const row = await insertMorningReport(tx, {
+      tenant_id: tenantId,
+      period_from: from,
+      period_to: opts.periodTo,
+      requested_by: opts.requestedBy,
+      headline,
+      sections: JSON.stringify(sections),
+    });
     if (!row) return undefined;
-    await tx
-      .insertInto('notifications')
-      .values({
-        tenant_id: tenantId,
-        kind: 'report.morning',
-        title: 'Morning report',
-        body: headline,
-        report_id: row.id,
-      })
-      .execute();
+    await insertReportNotification(tx, tenantId, headline, row.id);
     return row;
   });
   if (written) return { report: toReport(written), created: true };
-  const raced =
-    (await byEnd()) ??
-    (await db
-      .selectFrom('morning_reports')
-      .select(REPORT_COLUMNS)
-      .where('tenant_id', '=', tenantId)
-      .where('period_from', '=', from)
-      .executeTakeFirstOrThrow());
+  const raced = (await byEnd()) ?? (await findMorningReportByStart(db, tenantId, from));
   return { report: toReport(raced), created: false };
 }
 
 /** The tenant's newest report; 404 before the first. */
 export async function latestMorningReport(db: Db, tenantId: string): Promise<MorningReport> {
-  const row = await db
-    .selectFrom('morning_reports')
-    .select(REPORT_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .orderBy('period_to', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const row = await findLatestMorningReport(db, tenantId);
   if (!row)
     throw new NotFound('No morning report yet: the first is written at 07:00 local time, or on request.');
   return toReport(row);
@@ -367,12 +261,6 @@ export async function latestMorningReport(db: Db, tenantId: string): Promise<Mor
 
 /** The tenant's reports, newest first. */
 export async function listMorningReports(db: Db, tenantId: string, limit: number): Promise<MorningReport[]> {
-  const rows = await db
-    .selectFrom('morning_reports')
-    .select(REPORT_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .orderBy('period_to', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await findMorningReports(db, tenantId, limit);
   return rows.map(toReport);
 }

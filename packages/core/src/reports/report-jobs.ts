@@ -3,6 +3,7 @@ import type { JobProducer } from '@opsi/jobs';
 import type { DeliveryPolicy } from '../events';
 import { enqueueDeliveries } from '../integrations';
 import { generateMorningReport } from './morning-report';
+import { findCriticalDetectedFindings } from './repository';
 
 /**
  * Queues a morning report now, on request. While one for the tenant is queued or running, asking again
@@ -52,15 +53,7 @@ export async function notifyCriticalFindings(
   scanId: string,
   policy: DeliveryPolicy,
 ) {
-  const rows = await db
-    .selectFrom('finding_group_events as e')
-    .innerJoin('findings as f', 'f.id', 'e.finding_id')
-    .select('f.id')
-    .where('e.tenant_id', '=', tenantId)
-    .where('e.kind', '=', 'detected')
-    .where('f.scan_id', '=', scanId)
-    .where('f.severity', '=', 'critical')
-    .execute();
+  const rows = await findCriticalDetectedFindings(db, tenantId, scanId);
   let queued = 0;
   for (const r of rows)
     queued += (await enqueueDeliveries(db, producer, tenantId, 'finding.critical', r.id, policy)).length;

@@ -1,4 +1,5 @@
-import { sql, type Db } from '@opsi/db';
+import { type Db } from '@opsi/db';
+import { findPeriodIncidents, findRealizedSavings, findTableName } from './repository';
 
 /** A report's period: (from, to]. */
 export interface Period {
@@ -13,8 +14,7 @@ export interface Period {
 const present = new Set<string>();
 async function hasTable(db: Db, name: 'realized_savings' | 'incidents'): Promise<boolean> {
   if (present.has(name)) return true;
-  const r = await sql<{ t: string | null }>`select to_regclass(${name})::text as t`.execute(db);
-  if (r.rows[0]?.t) present.add(name);
+  if (await findTableName(db, name)) present.add(name);
   return present.has(name);
 }
 
@@ -30,11 +30,7 @@ export interface RealizedSavings {
  */
 export async function realizedSavingsInPeriod(db: Db, tenantId: string, p: Period): Promise<RealizedSavings> {
   if (!(await hasTable(db, 'realized_savings'))) return { monthly: 0, items: [] };
-  const rows = await sql<{ plan_id: string; finding_id: string; group_id: string; monthly: number }>`
-    select plan_id::text, finding_id::text, group_id::text, monthly_usd::float8 as monthly
-    from realized_savings
-    where tenant_id = ${tenantId} and realized_at > ${p.from} and realized_at <= ${p.to}
-    order by realized_at, plan_id`.execute(db);
+  const rows = await findRealizedSavings(db, tenantId, p);
   const monthly = Math.round(rows.rows.reduce((s, r) => s + r.monthly, 0) * 100) / 100;
   return { monthly, items: rows.rows };
 }
@@ -62,18 +58,7 @@ const iso = (d: unknown) => (d === null || d === undefined ? null : new Date(d a
  */
 export async function incidentsInPeriod(db: Db, tenantId: string, p: Period): Promise<IncidentSections> {
   if (!(await hasTable(db, 'incidents'))) return { opened: [], resolved: [], open: [] };
-  const rows = await sql<{
-    id: string;
-    title: string;
-    severity: string;
-    status: string;
-    created_at: Date;
-    resolved_at: Date | null;
-  }>`
-    select id::text, title, severity, status, created_at, resolved_at from incidents
-    where tenant_id = ${tenantId} and created_at <= ${p.to}
-      and (status <> 'resolved' or resolved_at > ${p.from} or created_at > ${p.from})
-    order by created_at, id`.execute(db);
+  const rows = await findPeriodIncidents(db, tenantId, p);
   const item = (r: (typeof rows.rows)[number]): ReportIncident => ({
     incident_id: r.id,
     title: r.title,
