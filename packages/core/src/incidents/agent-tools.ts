@@ -1,9 +1,17 @@
 import { z } from 'zod';
 import { defineTool } from '../define-tool';
-import { sql, type Db } from '@opsi/db';
+import type { Db } from '@opsi/db';
 import { getIncident, listTimeline } from './incidents';
 import { incidentAlerts, relatedResources } from './queries';
-import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
+import {
+  findActiveFindingsOn,
+  findCloudTrailEventsOn,
+  findDailyMetrics,
+  findIncidentsForTool,
+  findResourceHistoryOf,
+  findResourceNames,
+  findSimilarIncidents,
+} from './repository';
 
 const IncidentRef = z.object({ id: z.string().uuid().describe("The incident's id (a UUID)") });
 
@@ -27,28 +35,7 @@ const list_incidents = defineTool({
     limit: z.number().int().min(1).max(50).default(10),
   }),
   async execute(i, { db, tenantId }) {
-    let q = db
-      .selectFrom('incidents')
-      .select([
-        'id',
-        'title',
-        'severity',
-        'status',
-        'source',
-        'started_at',
-        'created_at',
-        'resolved_at',
-        'recurrence_of',
-      ])
-      .where('tenant_id', '=', tenantId);
-    if (i.status === 'active') q = q.where('status', '<>', 'resolved');
-    else if (i.status) q = q.where('status', '=', i.status);
-    if (i.severity) q = q.where('severity', '=', i.severity);
-    const total = await q
-      .clearSelect()
-      .select(sql<number>`count(*)::int`.as('n'))
-      .executeTakeFirstOrThrow();
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(i.limit).execute();
+    const { total, rows } = await findIncidentsForTool(db, tenantId, i);
     return {
       total: total.n,
       incidents: rows.map((r) => ({
@@ -138,12 +125,7 @@ const incident_related_resources = defineTool({
     const out = [];
     for (const r of incident.resources.slice(0, 10)) {
       const related = await relatedResources(db, tenantId, r.arn, { depth: 1 });
-      const names = await db
-        .selectFrom('resources')
-        .select(['arn', 'name', 'type'])
-        .where('tenant_id', '=', tenantId)
-        .where('arn', 'in', related.length ? related.map((x) => x.arn) : [''])
-        .execute();
+      const names = await findResourceNames(db, tenantId, related.length ? related.map((x) => x.arn) : ['']);
       const named = (x: (typeof related)[number]) => {
         const n = names.find((m) => m.arn === x.arn);
         return { arn: x.arn, name: n?.name ?? null, type: n?.type ?? null, edge: x.via[0] ?? null };
@@ -188,27 +170,8 @@ const incident_changes = defineTool({
         changes: [],
       };
     const [events, changes] = await Promise.all([
-      db
-        .selectFrom('inventory_events')
-        .select(['id', 'at', 'name', 'actor', 'source_ip', 'arns'])
-        .where('tenant_id', '=', tenantId)
-        .where('kind', '=', 'cloudtrail')
-        .where('at', '>=', from)
-        .where('at', '<=', to)
-        .where(sql<boolean>`arns && ${sql.val(list)}::text[]`)
-        .orderBy('at', 'desc')
-        .limit(50)
-        .execute(),
-      db
-        .selectFrom('resource_history')
-        .select(['arn', 'change', 'changed_fields', 'observed_at'])
-        .where('tenant_id', '=', tenantId)
-        .where('arn', 'in', list)
-        .where('observed_at', '>=', from)
-        .where('observed_at', '<=', new Date(to.getTime() + 86_400_000))
-        .orderBy('observed_at', 'desc')
-        .limit(50)
-        .execute(),
+      findCloudTrailEventsOn(db, tenantId, list, from, to),
+      findResourceHistoryOf(db, tenantId, list, from, new Date(to.getTime() + 86_400_000)),
     ]);
     return {
       found: true,
@@ -232,18 +195,7 @@ const incident_metrics = defineTool({
     const day = (offset: number) =>
       new Date(start.getTime() + offset * 86_400_000).toISOString().slice(0, 10);
     const arns = incident.resources.map((r) => r.arn);
-    const rows = arns.length
-      ? await db
-          .selectFrom('metrics_daily')
-          .select(['arn', 'metric', sql<string>`day::text`.as('day'), 'avg', 'max'])
-          .where('tenant_id', '=', tenantId)
-          .where('arn', 'in', arns)
-          .where(sql<boolean>`day between ${day(-2)}::date and ${day(0)}::date`)
-          .orderBy('arn')
-          .orderBy('metric')
-          .orderBy('day')
-          .execute()
-      : [];
+    const rows = arns.length ? await findDailyMetrics(db, tenantId, arns, day(-2), day(0)) : [];
     const names = new Map(incident.resources.map((r) => [r.arn, r.name]));
     return {
       found: true,
@@ -269,22 +221,7 @@ const incident_findings = defineTool({
         if (!relation.has(x.arn))
           relation.set(x.arn, x.direction === 'dependent' ? 'dependent' : 'dependency');
     const arns = [...relation.keys()];
-    const rows = arns.length
-      ? await db
-          .selectFrom('finding_resources as fr')
-          .innerJoin('findings as f', 'f.id', 'fr.finding_id')
-          .leftJoin('resources as r', (j) =>
-            j.onRef('r.arn', '=', 'fr.arn').onRef('r.tenant_id', '=', 'fr.tenant_id'),
-          )
-          .select(['f.id', 'f.title', 'f.severity', 'f.domain', 'fr.arn', 'r.name as resource_name'])
-          .where('fr.tenant_id', '=', tenantId)
-          .where('fr.arn', 'in', arns)
-          .where('f.status', 'in', ACTIVE_FINDING_STATUSES)
-          .orderBy('f.severity_rank', 'desc')
-          .orderBy('f.id')
-          .limit(50)
-          .execute()
-      : [];
+    const rows = arns.length ? await findActiveFindingsOn(db, tenantId, arns) : [];
     // A finding on several of these resources is listed once, on the closest of them.
     const rank = (arn: string) => (relation.get(arn) === 'affected' ? 0 : 1);
     const byId = new Map<string, (typeof rows)[number]>();
@@ -308,28 +245,13 @@ const similar_incidents = defineTool({
   async execute(i, { db, tenantId }) {
     const incident = await incidentOrMissing(db, tenantId, i.id);
     if (!incident) return { found: false, id: i.id };
-    const rows = await sql<{
-      id: string;
-      title: string;
-      severity: string;
-      status: string;
-      started_at: Date;
-      resolved_at: Date | null;
-      shared: string;
-    }>`
-      select i.id, i.title, i.severity, i.status, i.started_at, i.resolved_at,
-        case when i.id = ${incident.recurrence_of} then 'recurrence'
-             when exists (select 1 from triage_events a join triage_events b on b.fingerprint = a.fingerprint and b.tenant_id = a.tenant_id
-                          where a.incident_id = ${i.id} and b.incident_id = i.id) then 'fingerprint'
-             else 'resource' end as shared
-      from incidents i
-      where i.tenant_id = ${tenantId} and i.id <> ${i.id} and i.started_at < ${new Date(incident.started_at)}
-        and (i.id = ${incident.recurrence_of}
-          or exists (select 1 from triage_events a join triage_events b on b.fingerprint = a.fingerprint and b.tenant_id = a.tenant_id
-                     where a.incident_id = ${i.id} and b.incident_id = i.id)
-          or exists (select 1 from incident_resources x join incident_resources y on y.arn = x.arn
-                     where x.incident_id = ${i.id} and y.incident_id = i.id))
-      order by i.started_at desc limit 10`.execute(db);
+    const rows = await findSimilarIncidents(
+      db,
+      tenantId,
+      i.id,
+      incident.recurrence_of,
+      new Date(incident.started_at),
+    );
     return {
       found: true,
       id: i.id,

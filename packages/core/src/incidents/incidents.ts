@@ -1,5 +1,4 @@
 import {
-  sql,
   type Db,
   type IncidentSeverity,
   type IncidentStatus,
@@ -9,6 +8,22 @@ import {
 import type { TimelineEntry, TimelineLog } from '@opsi/jobs';
 import type { Auth } from '../context';
 import { NotFound } from '../errors';
+import {
+  countAlertsOfIncidents,
+  findIncident,
+  findIncidentEvents,
+  findIncidentId,
+  findIncidentResourceNodes,
+  findIncidents,
+  findNodesByArn,
+  findWarRoomsOfIncidents,
+  insertIncident,
+  insertIncidentEvent,
+  lockIncidentForPatch,
+  lockIncidentRow,
+  touchIncident,
+  updateIncident,
+} from './repository';
 
 /** What incident writes need: the database, and the live side of timelines. */
 export interface IncidentDeps {
@@ -17,16 +32,6 @@ export interface IncidentDeps {
 }
 
 type Tx = Transaction<Database> | Db;
-
-const NODE_COLUMNS = [
-  'r.id',
-  'r.arn',
-  'r.native_id',
-  'r.type',
-  'r.name',
-  'r.account_id',
-  'r.region',
-] as const;
 
 export interface GraphNodeRow {
   id: string;
@@ -45,13 +50,7 @@ export async function nodesByArn(
   arns: string[],
 ): Promise<Map<string, GraphNodeRow>> {
   if (!arns.length) return new Map();
-  const rows = await db
-    .selectFrom('resources as r')
-    .select(NODE_COLUMNS)
-    .where('r.tenant_id', '=', tenantId)
-    .where('r.arn', 'in', [...new Set(arns)])
-    .where('r.deleted_at', 'is', null)
-    .execute();
+  const rows = await findNodesByArn(db, tenantId, arns);
   return new Map(rows.map((r) => [r.arn, r]));
 }
 
@@ -60,50 +59,13 @@ export function actorOf(auth: Auth): string {
   return `user:${auth.user.email}`;
 }
 
-const INCIDENT_COLUMNS = [
-  'i.id',
-  'i.title',
-  'i.severity',
-  'i.status',
-  'i.description',
-  'i.created_at',
-  'i.updated_at',
-  'i.resolved_at',
-  'i.started_at',
-  'i.source',
-  'i.created_by',
-  'i.recurrence_of',
-] as const;
-
 async function shape(db: Tx, tenantId: string, rows: Array<{ id: string } & Record<string, unknown>>) {
   if (!rows.length) return [];
   const ids = rows.map((r) => r.id);
   const [resources, rooms, alerts] = await Promise.all([
-    db
-      .selectFrom('incident_resources as ir')
-      .innerJoin('resources as r', (j) =>
-        j.onRef('r.arn', '=', 'ir.arn').onRef('r.tenant_id', '=', 'ir.tenant_id'),
-      )
-      .select(['ir.incident_id', ...NODE_COLUMNS])
-      .where('ir.tenant_id', '=', tenantId)
-      .where('ir.incident_id', 'in', ids)
-      .where('r.deleted_at', 'is', null)
-      .orderBy('ir.added_at')
-      .orderBy('r.arn')
-      .execute(),
-    db
-      .selectFrom('war_rooms')
-      .select(['id', 'incident_id', 'session_id'])
-      .where('tenant_id', '=', tenantId)
-      .where('incident_id', 'in', ids)
-      .execute(),
-    db
-      .selectFrom('triage_events')
-      .select(['incident_id', sql<number>`sum(count)::int`.as('n')])
-      .where('tenant_id', '=', tenantId)
-      .where('incident_id', 'in', ids)
-      .groupBy('incident_id')
-      .execute(),
+    findIncidentResourceNodes(db, tenantId, ids),
+    findWarRoomsOfIncidents(db, tenantId, ids),
+    countAlertsOfIncidents(db, tenantId, ids),
   ]);
   return rows.map((r) => ({
     ...(r as unknown as IncidentRow),
@@ -144,26 +106,13 @@ export async function listIncidents(
     offset: number;
   },
 ) {
-  let q = db.selectFrom('incidents as i').select(INCIDENT_COLUMNS).where('i.tenant_id', '=', tenantId);
-  if (f.status) q = q.where('i.status', '=', f.status);
-  if (f.severity) q = q.where('i.severity', '=', f.severity);
-  const rows = await q
-    .orderBy('i.created_at', 'desc')
-    .orderBy('i.id', 'desc')
-    .limit(f.limit)
-    .offset(f.offset)
-    .execute();
+  const rows = await findIncidents(db, tenantId, f);
   return shape(db, tenantId, rows);
 }
 
 /** One incident of the tenant; another tenant's id is 404 like a missing one. */
 export async function getIncident(db: Tx, tenantId: string, id: string): Promise<Incident> {
-  const row = await db
-    .selectFrom('incidents as i')
-    .select(INCIDENT_COLUMNS)
-    .where('i.tenant_id', '=', tenantId)
-    .where('i.id', '=', id)
-    .executeTakeFirst();
+  const row = await findIncident(db, tenantId, id);
   if (!row) throw new NotFound('No such incident.');
   return (await shape(db, tenantId, [row]))[0]!;
 }
@@ -234,25 +183,16 @@ export async function appendTimelineEvent(
   incidentId: string,
   e: NewTimelineEvent,
 ) {
-  await sql`select 1 from incidents where id = ${incidentId} and tenant_id = ${tenantId} for update`.execute(
-    tx,
-  );
-  const row = await tx
-    .insertInto('incident_events')
-    .values({
-      tenant_id: tenantId,
-      incident_id: incidentId,
-      kind: e.kind,
-      body: e.body,
-      actor: e.actor,
-      data: JSON.stringify(e.data ?? {}),
-      run_id: e.runId ?? null,
-    })
-    .onConflict((oc) =>
-      oc.columns(['incident_id', 'run_id', 'kind']).where('run_id', 'is not', null).doNothing(),
-    )
-    .returning(['id', 'incident_id', 'kind', 'body', 'actor', 'created_at', 'data'])
-    .executeTakeFirst();
+  await lockIncidentRow(tx, tenantId, incidentId);
+  const row = await insertIncidentEvent(tx, {
+    tenantId,
+    incidentId,
+    kind: e.kind,
+    body: e.body,
+    actor: e.actor,
+    data: JSON.stringify(e.data ?? {}),
+    runId: e.runId ?? null,
+  });
   if (!row) return undefined;
   const event = wire(row);
   const outbox = outboxes.get(tx);
@@ -268,17 +208,13 @@ export async function createIncident(
   input: { title: string; severity: IncidentSeverity; description?: string | undefined },
 ) {
   const id = await timelineTransaction(deps.db, async (tx) => {
-    const row = await tx
-      .insertInto('incidents')
-      .values({
-        tenant_id: auth.tenant.id,
-        title: input.title,
-        severity: input.severity,
-        description: input.description ?? null,
-        created_by: actorOf(auth),
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const row = await insertIncident(tx, {
+      tenantId: auth.tenant.id,
+      title: input.title,
+      severity: input.severity,
+      description: input.description ?? null,
+      createdBy: actorOf(auth),
+    });
     await appendTimelineEvent(tx, deps.timeline, auth.tenant.id, row.id, {
       kind: 'created',
       body: `Incident opened: ${input.title} (${input.severity}).`,
@@ -304,13 +240,7 @@ export async function patchIncident(
 ) {
   const tenantId = auth.tenant.id;
   await timelineTransaction(deps.db, async (tx) => {
-    const current = await tx
-      .selectFrom('incidents')
-      .select(['status', 'severity', 'title', 'description'])
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
+    const current = await lockIncidentForPatch(tx, tenantId, id);
     if (!current) throw new NotFound('No such incident.');
     const actor = actorOf(auth);
     const events: NewTimelineEvent[] = [];
@@ -348,11 +278,7 @@ export async function patchIncident(
       events.push({ kind: 'description_changed', body: 'Description updated.', actor, data: {} });
     }
     if (!events.length) return;
-    await tx
-      .updateTable('incidents')
-      .set({ ...set, updated_at: new Date() })
-      .where('id', '=', id)
-      .execute();
+    await updateIncident(tx, id, set);
     for (const e of events) await appendTimelineEvent(tx, deps.timeline, tenantId, id, e);
   });
   return getIncident(deps.db, tenantId, id);
@@ -360,36 +286,18 @@ export async function patchIncident(
 
 /** The timeline after `afterId` (exactly the events with a greater id), oldest first. */
 export async function listTimeline(db: Db, tenantId: string, incidentId: string, afterId = 0, limit = 500) {
-  const exists = await db
-    .selectFrom('incidents')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', incidentId)
-    .executeTakeFirst();
+  const exists = await findIncidentId(db, tenantId, incidentId);
   if (!exists) throw new NotFound('No such incident.');
-  const rows = await db
-    .selectFrom('incident_events')
-    .select(['id', 'incident_id', 'kind', 'body', 'actor', 'created_at', 'data'])
-    .where('tenant_id', '=', tenantId)
-    .where('incident_id', '=', incidentId)
-    .where('id', '>', afterId)
-    .orderBy('id')
-    .limit(limit)
-    .execute();
+  const rows = await findIncidentEvents(db, tenantId, incidentId, afterId, limit);
   return rows.map(wire);
 }
 
 /** A note on the timeline. */
 export async function addTimelineNote(deps: IncidentDeps, auth: Auth, incidentId: string, body: string) {
   return timelineTransaction(deps.db, async (tx) => {
-    const found = await tx
-      .selectFrom('incidents')
-      .select('id')
-      .where('tenant_id', '=', auth.tenant.id)
-      .where('id', '=', incidentId)
-      .executeTakeFirst();
+    const found = await findIncidentId(tx, auth.tenant.id, incidentId);
     if (!found) throw new NotFound('No such incident.');
-    await tx.updateTable('incidents').set({ updated_at: new Date() }).where('id', '=', incidentId).execute();
+    await touchIncident(tx, incidentId);
     return (await appendTimelineEvent(tx, deps.timeline, auth.tenant.id, incidentId, {
       kind: 'note',
       body,

@@ -1,5 +1,6 @@
 import type { Db, Database, Transaction } from '@opsi/db';
 import { dependenciesOf, dependentsOf, loadGraph } from '../graph';
+import { findIncidentAlerts, findIncidentForNotification, findIncidentHeadline } from './repository';
 
 type Tx = Transaction<Database> | Db;
 
@@ -49,26 +50,7 @@ export async function relatedResources(
 
 /** The alerts (triage events) attached to an incident, oldest first. */
 export async function incidentAlerts(db: Tx, tenantId: string, incidentId: string) {
-  return db
-    .selectFrom('triage_events')
-    .select([
-      'id',
-      'fingerprint',
-      'title',
-      'severity',
-      'source',
-      'arn',
-      'count',
-      'first_at',
-      'last_at',
-      'action',
-      'status',
-    ])
-    .where('tenant_id', '=', tenantId)
-    .where('incident_id', '=', incidentId)
-    .orderBy('first_at')
-    .orderBy('id')
-    .execute();
+  return findIncidentAlerts(db, tenantId, incidentId);
 }
 
 /**
@@ -82,12 +64,7 @@ export async function incidentForNotification(
   incidentId: string,
 ): Promise<Record<string, unknown> | undefined> {
   if (!/^[0-9a-f-]{36}$/i.test(incidentId)) return undefined;
-  const row = await db
-    .selectFrom('incidents')
-    .select(['id', 'title', 'severity', 'status', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', incidentId)
-    .executeTakeFirst();
+  const row = await findIncidentForNotification(db, tenantId, incidentId);
   if (!row) return undefined;
   return {
     incident_id: row.id,
@@ -100,10 +77,5 @@ export async function incidentForNotification(
 
 /** An incident's id and title, or undefined when the tenant has no such incident. */
 export async function incidentHeadline(db: Tx, tenantId: string, incidentId: string) {
-  return db
-    .selectFrom('incidents')
-    .select(['id', 'title'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', incidentId)
-    .executeTakeFirst();
+  return findIncidentHeadline(db, tenantId, incidentId);
 }

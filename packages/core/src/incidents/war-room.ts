@@ -1,6 +1,15 @@
 import type { Auth } from '../context';
 import { NotFound, PaymentRequired } from '../errors';
 import { actorOf, appendTimelineEvent, timelineTransaction, type IncidentDeps } from './incidents';
+import {
+  findWarRoom,
+  findWarRoomIdOfIncident,
+  findWarRoomParticipants,
+  insertWarRoom,
+  insertWarRoomParticipant,
+  insertWarRoomSession,
+  lockIncidentHeadline,
+} from './repository';
 
 /** Tiers that have war rooms (decisions: team or higher). */
 const WAR_ROOM_TIERS = new Set(['team', 'enterprise']);
@@ -15,44 +24,20 @@ export async function openWarRoom(deps: IncidentDeps, auth: Auth, incidentId: st
     throw new PaymentRequired('war_room', 'War rooms need the team tier or higher.');
   const tenantId = auth.tenant.id;
   const { created, roomId } = await timelineTransaction(deps.db, async (tx) => {
-    const incident = await tx
-      .selectFrom('incidents')
-      .select(['id', 'title'])
-      .where('tenant_id', '=', tenantId)
-      .where('id', '=', incidentId)
-      .forUpdate()
-      .executeTakeFirst();
+    const incident = await lockIncidentHeadline(tx, tenantId, incidentId);
     if (!incident) throw new NotFound('No such incident.');
-    const existing = await tx
-      .selectFrom('war_rooms')
-      .select('id')
-      .where('incident_id', '=', incidentId)
-      .executeTakeFirst();
+    const existing = await findWarRoomIdOfIncident(tx, incidentId);
     let roomId = existing?.id;
     if (!roomId) {
       const sessionId = crypto.randomUUID();
-      await tx
-        .insertInto('agent_sessions')
-        .values({
-          id: sessionId,
-          tenant_id: tenantId,
-          created_by: auth.user.id,
-          name: `War room: ${incident.title}`.slice(0, 200),
-          incident_id: incidentId,
-        })
-        .execute();
-      roomId = (
-        await tx
-          .insertInto('war_rooms')
-          .values({
-            tenant_id: tenantId,
-            incident_id: incidentId,
-            session_id: sessionId,
-            created_by: auth.user.id,
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow()
-      ).id;
+      await insertWarRoomSession(tx, {
+        id: sessionId,
+        tenantId,
+        createdBy: auth.user.id,
+        name: `War room: ${incident.title}`.slice(0, 200),
+        incidentId,
+      });
+      roomId = (await insertWarRoom(tx, { tenantId, incidentId, sessionId, createdBy: auth.user.id })).id;
       await appendTimelineEvent(tx, deps.timeline, tenantId, incidentId, {
         kind: 'war_room_opened',
         body: `War room opened by ${auth.user.name || auth.user.email}; its agent session is ${sessionId}.`,
@@ -60,30 +45,14 @@ export async function openWarRoom(deps: IncidentDeps, auth: Auth, incidentId: st
         data: { war_room_id: roomId, session_id: sessionId },
       });
     }
-    await tx
-      .insertInto('war_room_participants')
-      .values({ room_id: roomId, user_id: auth.user.id })
-      .onConflict((oc) => oc.columns(['room_id', 'user_id']).doNothing())
-      .execute();
+    await insertWarRoomParticipant(tx, roomId, auth.user.id);
     return { created: !existing, roomId };
   });
   return { created, room: await getWarRoom(deps, tenantId, roomId) };
 }
 
 async function getWarRoom(deps: IncidentDeps, tenantId: string, roomId: string) {
-  const room = await deps.db
-    .selectFrom('war_rooms')
-    .select(['id', 'incident_id', 'session_id', 'created_at'])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', roomId)
-    .executeTakeFirstOrThrow();
-  const participants = await deps.db
-    .selectFrom('war_room_participants as p')
-    .innerJoin('users as u', 'u.id', 'p.user_id')
-    .select(['u.id as user_id', 'u.name'])
-    .where('p.room_id', '=', roomId)
-    .orderBy('p.joined_at')
-    .orderBy('u.id')
-    .execute();
+  const room = await findWarRoom(deps.db, tenantId, roomId);
+  const participants = await findWarRoomParticipants(deps.db, roomId);
   return { ...room, participants };
 }

@@ -1,16 +1,30 @@
-import {
-  sql,
-  type Database,
-  type Db,
-  type IncidentSeverity,
-  type TriageAction,
-  type Transaction,
-} from '@opsi/db';
+import { type Database, type Db, type IncidentSeverity, type TriageAction, type Transaction } from '@opsi/db';
 import type { JobProducer, TimelineLog } from '@opsi/jobs';
 import type { DeliveryPolicy } from '../events';
 import { appendTimelineEvent, timelineTransaction } from '../incidents';
 import { relatedResources } from '../incidents';
 import type { AlertSeverity, NormalizedAlert } from './normalize';
+import {
+  countRepeat,
+  findEnabledRules,
+  findIncidentMembers,
+  findIncidentWithFingerprint,
+  findLastResolvedIncidentOf,
+  findOpenIncidentsNear,
+  findResourceByRef,
+  insertIncidentResource,
+  insertTriageEvent,
+  insertTriageIncident,
+  insertTriageRef,
+  lockAdvisory,
+  lockInboxDecision,
+  markIncidentAlerted,
+  markInboxDecided,
+  markRepeats,
+  markTriageEventResolved,
+  resolveIncidentAt,
+  resolveLatestFiringEvent,
+} from './repository';
 
 /** What the pipeline needs: the database, the live timeline, and its windows. */
 export interface TriageDeps {
@@ -136,44 +150,19 @@ const INCIDENT_SEVERITY: Record<AlertSeverity, IncidentSeverity> = {
 type Tx = Transaction<Database>;
 
 async function lock(tx: Tx, key: string) {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(tx);
+  await lockAdvisory(tx, key);
 }
 
 /** The inventory resource an alert names: ARN, native id, name, or the tail of an ARN (a CloudWatch dimension). */
 export async function matchResource(db: Db | Tx, tenantId: string, ref: string | null) {
   if (!ref) return undefined;
-  const row = await db
-    .selectFrom('resources')
-    .select(['arn', 'name'])
-    .where('tenant_id', '=', tenantId)
-    .where('deleted_at', 'is', null)
-    .where((eb) =>
-      eb.or([
-        eb('arn', '=', ref),
-        eb('native_id', '=', ref),
-        eb('name', '=', ref),
-        ...(ref.includes('/') ? [eb('arn', 'like', `%/${ref.replace(/[\\%_]/g, (c) => `\\${c}`)}`)] : []),
-      ]),
-    )
-    .orderBy(
-      sql`case when arn = ${ref} then 0 when native_id = ${ref} then 1 when name = ${ref} then 2 else 3 end`,
-    )
-    .orderBy('arn')
-    .limit(1)
-    .executeTakeFirst();
+  const row = await findResourceByRef(db, tenantId, ref);
   return row;
 }
 
 /** The rules that apply to a tenant's alerts: its enabled rules first (oldest first), then the built-in ones. */
 export async function rulesFor(deps: TriageDeps, tenantId: string): Promise<TriageRuleView[]> {
-  const rows = await deps.db
-    .selectFrom('triage_rules')
-    .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
-    .where('tenant_id', '=', tenantId)
-    .where('enabled', '=', true)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const rows = await findEnabledRules(deps.db, tenantId);
   return withBuiltInRules(deps, rows);
 }
 
@@ -196,17 +185,8 @@ export type Bookkeeping = { inboxId: number } | { ref: string } | undefined;
 
 async function keep(tx: Tx, tenantId: string, book: Bookkeeping, d: TriageDecision) {
   if (!book) return;
-  if ('inboxId' in book)
-    await tx
-      .updateTable('triage_inbox')
-      .set({ event_id: d.event_id, action: d.action, processed_at: new Date() })
-      .where('id', '=', book.inboxId)
-      .execute();
-  else
-    await tx
-      .insertInto('triage_refs')
-      .values({ tenant_id: tenantId, ref: book.ref, event_id: d.event_id })
-      .execute();
+  if ('inboxId' in book) await markInboxDecided(tx, book.inboxId, d.event_id, d.action);
+  else await insertTriageRef(tx, tenantId, book.ref, d.event_id);
 }
 
 /**
@@ -329,24 +309,7 @@ interface DeferredRepeat {
 async function countRepeats(db: Db, tenantId: string, repeats: DeferredRepeat[]) {
   for (let i = 0; i < repeats.length; i += 5000) {
     const chunk = repeats.slice(i, i + 5000);
-    const values = sql.join(
-      chunk.map(
-        (r) => sql`(${r.inboxId}::bigint, ${r.eventId}::bigint, ${r.at}::timestamptz, ${r.status}::text)`,
-      ),
-    );
-    await sql`
-      with x (inbox_id, event_id, at, status) as (values ${values}),
-      b as (
-        update triage_inbox i set event_id = x.event_id, action = 'deduplicated', processed_at = now()
-        from x where i.id = x.inbox_id and i.tenant_id = ${tenantId} and i.processed_at is null
-        returning x.inbox_id, x.event_id, x.at, x.status),
-      g as (
-        select event_id, count(*)::int as n, min(at) as first_at, max(at) as last_at,
-          (array_agg(status order by inbox_id desc))[1] as status
-        from b group by event_id)
-      update triage_events e set count = e.count + g.n, first_at = least(e.first_at, g.first_at),
-        last_at = greatest(e.last_at, g.last_at), status = g.status
-      from g where e.id = g.event_id and e.tenant_id = ${tenantId}`.execute(db);
+    await markRepeats(db, tenantId, chunk);
   }
 }
 
@@ -359,30 +322,7 @@ async function repeat(
   windowMs: number,
   book: Bookkeeping,
 ): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
-  const ofInbox = book && 'inboxId' in book;
-  const bookkeeping = ofInbox
-    ? sql`, b as (update triage_inbox set event_id = d.id, action = 'deduplicated', processed_at = now() from d where triage_inbox.id = ${book.inboxId})`
-    : book
-      ? sql`, b as (insert into triage_refs (tenant_id, ref, event_id) select ${tenantId}, ${book.ref}, d.id from d)`
-      : sql``;
-  // An inbox row is counted only while it is undecided: its row lock is taken first, and a concurrent
-  // attempt that decided it meanwhile leaves nothing to count (the lock's re-check sees processed_at).
-  const undecided = ofInbox
-    ? sql`u as (select id from triage_inbox where id = ${book.inboxId} and tenant_id = ${tenantId} and processed_at is null for update), `
-    : sql``;
-  const onlyUndecided = ofInbox ? sql`and exists (select 1 from u)` : sql``;
-  const rows = await sql<{ id: string; incident_id: string | null; first_at: Date; last_at: Date }>`
-    with ${undecided}d as (
-      update triage_events set count = count + 1, last_at = greatest(last_at, ${at}), first_at = least(first_at, ${at}),
-        status = ${a.status}
-      where id = (
-        select id from triage_events
-        where tenant_id = ${tenantId} and fingerprint = ${a.fingerprint}
-          and last_at >= ${new Date(at.getTime() - windowMs)} and first_at <= ${new Date(at.getTime() + windowMs)}
-        order by last_at desc limit 1) ${onlyUndecided}
-      returning id, incident_id, first_at, last_at)${bookkeeping}
-    select id, incident_id, first_at, last_at from d`.execute(db);
-  const row = rows.rows[0];
+  const row = await countRepeat(db, tenantId, a, at, windowMs, book);
   return row
     ? {
         decision: { event_id: Number(row.id), action: 'deduplicated', incident_id: row.incident_id },
@@ -409,28 +349,7 @@ async function resolveFiring(
     const done = book && 'inboxId' in book ? await decidedAlready(tx, tenantId, book.inboxId) : undefined;
     if (done) return done;
     const at = new Date(a.starts_at);
-    const event = await tx
-      .updateTable('triage_events')
-      .set({
-        status: 'resolved',
-        count: sql<number>`count + 1`,
-        last_at: sql<Date>`greatest(last_at, ${at})`,
-      })
-      .where(
-        'id',
-        '=',
-        tx
-          .selectFrom('triage_events')
-          .select('id')
-          .where('tenant_id', '=', tenantId)
-          .where('fingerprint', '=', a.fingerprint)
-          .orderBy('last_at', 'desc')
-          .orderBy('id', 'desc')
-          .limit(1),
-      )
-      .where('status', '=', 'firing')
-      .returning(['id', 'incident_id', 'first_at', 'last_at', 'title'])
-      .executeTakeFirst();
+    const event = await resolveLatestFiringEvent(tx, tenantId, a.fingerprint, at);
     if (!event) return undefined;
     const decision: TriageDecision = {
       event_id: Number(event.id),
@@ -459,14 +378,7 @@ async function decidedAlready(
   tenantId: string,
   inboxId: number,
 ): Promise<{ decision: TriageDecision; first: number; last: number } | undefined> {
-  const row = await tx
-    .selectFrom('triage_inbox as b')
-    .leftJoin('triage_events as e', 'e.id', 'b.event_id')
-    .select(['b.processed_at', 'b.event_id', 'b.action', 'e.incident_id', 'e.first_at', 'e.last_at'])
-    .where('b.id', '=', inboxId)
-    .where('b.tenant_id', '=', tenantId)
-    .forUpdate('b')
-    .executeTakeFirst();
+  const row = await lockInboxDecision(tx, tenantId, inboxId);
   if (!row?.processed_at || row.event_id === null || !row.action) return undefined;
   return {
     decision: { event_id: Number(row.event_id), action: row.action, incident_id: row.incident_id ?? null },
@@ -488,24 +400,19 @@ async function decideNew(
   const insertEvent = async (action: TriageAction, incidentId: string | null) =>
     Number(
       (
-        await tx
-          .insertInto('triage_events')
-          .values({
-            tenant_id: tenantId,
-            source: a.source,
-            fingerprint: a.fingerprint,
-            title: a.title,
-            severity: a.severity,
-            arn,
-            action,
-            incident_id: incidentId,
-            first_at: at,
-            last_at: at,
-            status: a.status,
-            labels: JSON.stringify(a.labels),
-          })
-          .returning('id')
-          .executeTakeFirstOrThrow()
+        await insertTriageEvent(tx, {
+          tenantId,
+          source: a.source,
+          fingerprint: a.fingerprint,
+          title: a.title,
+          severity: a.severity,
+          arn,
+          action,
+          incidentId,
+          at,
+          status: a.status,
+          labels: JSON.stringify(a.labels),
+        })
       ).id,
     );
 
@@ -522,27 +429,14 @@ async function decideNew(
   const correlate = rules.find((r) => r.kind === 'correlate' && ruleMatches(r.match, a));
   if (correlate) {
     const windowMs = Number(correlate.action.window_minutes ?? deps.correlationWindowMinutes) * 60_000;
-    const open = await tx
-      .selectFrom('incidents')
-      .select(['id', 'title'])
-      .where('tenant_id', '=', tenantId)
-      .where('status', '<>', 'resolved')
-      .where(sql<boolean>`coalesce(last_alert_at, started_at) >= ${new Date(at.getTime() - windowMs)}`)
-      .where(sql<boolean>`started_at <= ${new Date(at.getTime() + windowMs)}`)
-      .orderBy('created_at', 'desc')
-      .execute();
+    const open = await findOpenIncidentsNear(tx, tenantId, at, windowMs);
     if (open.length) {
       let match: { id: string; title: string } | undefined;
       let how = '';
-      const members = await tx
-        .selectFrom('incident_resources')
-        .select(['incident_id', 'arn'])
-        .where(
-          'incident_id',
-          'in',
-          open.map((o) => o.id),
-        )
-        .execute();
+      const members = await findIncidentMembers(
+        tx,
+        open.map((o) => o.id),
+      );
       if (arn) {
         const same = members.find((m) => m.arn === arn);
         if (same) {
@@ -562,18 +456,12 @@ async function decideNew(
         }
       } else {
         // No resource: an incident that already has this fingerprint.
-        const same = await tx
-          .selectFrom('triage_events')
-          .select('incident_id')
-          .where('tenant_id', '=', tenantId)
-          .where('fingerprint', '=', a.fingerprint)
-          .where(
-            'incident_id',
-            'in',
-            open.map((o) => o.id),
-          )
-          .limit(1)
-          .executeTakeFirst();
+        const same = await findIncidentWithFingerprint(
+          tx,
+          tenantId,
+          a.fingerprint,
+          open.map((o) => o.id),
+        );
         if (same) {
           match = open.find((o) => o.id === same.incident_id);
           how = 'same fingerprint';
@@ -592,31 +480,15 @@ async function decideNew(
     const severity = (route.action.severity as IncidentSeverity | undefined) ?? INCIDENT_SEVERITY[a.severity];
     const title = `${a.title}${resource?.name ? ` on ${resource.name}` : ''}`.slice(0, 300);
     // A recurrence: the last resolved incident that had this fingerprint.
-    const past = await tx
-      .selectFrom('incidents as i')
-      .innerJoin('triage_events as t', 't.incident_id', 'i.id')
-      .select(['i.id', 'i.title', 'i.resolved_at'])
-      .where('i.tenant_id', '=', tenantId)
-      .where('i.status', '=', 'resolved')
-      .where('t.fingerprint', '=', a.fingerprint)
-      .orderBy('i.started_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    const incident = await tx
-      .insertInto('incidents')
-      .values({
-        tenant_id: tenantId,
-        title,
-        severity,
-        source: 'triage',
-        created_by: 'triage',
-        started_at: at,
-        last_alert_at: at,
-        recurrence_of: past?.id ?? null,
-        description: `Opened by triage rule ${route.id} from a ${a.severity} alert (${a.source}, fingerprint ${a.fingerprint}).`,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const past = await findLastResolvedIncidentOf(tx, tenantId, a.fingerprint);
+    const incident = await insertTriageIncident(tx, {
+      tenantId,
+      title,
+      severity,
+      at,
+      recurrenceOf: past?.id ?? null,
+      description: `Opened by triage rule ${route.id} from a ${a.severity} alert (${a.source}, fingerprint ${a.fingerprint}).`,
+    });
     await appendTimelineEvent(tx, deps.timeline, tenantId, incident.id, {
       kind: 'created',
       body: `Incident opened by triage: ${title} (${severity}).`,
@@ -634,12 +506,8 @@ async function decideNew(
       });
     if (a.ends_at && new Date(a.ends_at) <= new Date()) {
       // A past alert that had already ended: its incident is history.
-      await tx
-        .updateTable('incidents')
-        .set({ status: 'resolved', resolved_at: new Date(a.ends_at) })
-        .where('id', '=', incident.id)
-        .execute();
-      await tx.updateTable('triage_events').set({ status: 'resolved' }).where('id', '=', eventId).execute();
+      await resolveIncidentAt(tx, incident.id, new Date(a.ends_at));
+      await markTriageEventResolved(tx, eventId);
       await appendTimelineEvent(tx, deps.timeline, tenantId, incident.id, {
         kind: 'status_changed',
         body: `Status changed from open to resolved: the alert ended at ${a.ends_at}.`,
@@ -663,20 +531,8 @@ async function attach(
   eventId: number,
   how: string,
 ) {
-  if (arn)
-    await tx
-      .insertInto('incident_resources')
-      .values({ tenant_id: tenantId, incident_id: incidentId, arn })
-      .onConflict((oc) => oc.columns(['incident_id', 'arn']).doNothing())
-      .execute();
-  await tx
-    .updateTable('incidents')
-    .set({
-      last_alert_at: sql<Date>`greatest(coalesce(last_alert_at, ${at}), ${at})`,
-      updated_at: new Date(),
-    })
-    .where('id', '=', incidentId)
-    .execute();
+  if (arn) await insertIncidentResource(tx, tenantId, incidentId, arn);
+  await markIncidentAlerted(tx, incidentId, at);
   await appendTimelineEvent(tx, deps.timeline, tenantId, incidentId, {
     kind: 'alert_attached',
     body: `Alert ${a.title} (${a.severity}, ${a.source}) attached: ${how}.`,

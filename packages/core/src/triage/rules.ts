@@ -4,6 +4,7 @@ import { appendAudit } from '../audit';
 import type { Auth } from '../context';
 import { BadRequest, Conflict, NotFound } from '../errors';
 import { builtInRules, type TriageDeps, type TriageRuleView } from './pipeline';
+import { deleteTriageRuleRow, insertTriageRule, lockTriageRule, updateTriageRuleRow } from './repository';
 
 type Kind = keyof typeof TriageRuleActions;
 
@@ -75,18 +76,14 @@ export async function createTriageRule(
 ): Promise<TriageRuleView> {
   const action = checkRuleAction(input.kind, input.action);
   return db.transaction().execute(async (tx) => {
-    const row = await tx
-      .insertInto('triage_rules')
-      .values({
-        tenant_id: auth.tenant.id,
-        name: input.name,
-        kind: input.kind,
-        match: JSON.stringify(input.match),
-        action: JSON.stringify(action),
-        enabled: input.enabled,
-      })
-      .returning(['id', 'name', 'kind', 'match', 'action', 'enabled'])
-      .executeTakeFirstOrThrow();
+    const row = await insertTriageRule(tx, {
+      tenantId: auth.tenant.id,
+      name: input.name,
+      kind: input.kind,
+      match: JSON.stringify(input.match),
+      action: JSON.stringify(action),
+      enabled: input.enabled,
+    });
     await appendAudit(tx, auth.tenant.id, {
       actor: actor(auth),
       action: 'triage_rule.created',
@@ -112,27 +109,16 @@ export async function updateTriageRule(
 ): Promise<TriageRuleView> {
   refuseBuiltIn(deps, id);
   return deps.db.transaction().execute(async (tx) => {
-    const current = await tx
-      .selectFrom('triage_rules')
-      .select(['id', 'kind'])
-      .where('tenant_id', '=', auth.tenant.id)
-      .where('id', '=', id)
-      .forUpdate()
-      .executeTakeFirst();
+    const current = await lockTriageRule(tx, auth.tenant.id, id);
     if (!current) throw new NotFound(`no triage rule ${id}`);
     const action =
       patch.action === undefined ? undefined : checkRuleAction(current.kind as Kind, patch.action);
-    const row = await tx
-      .updateTable('triage_rules')
-      .set({
-        ...(patch.name !== undefined ? { name: patch.name } : {}),
-        ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
-        ...(patch.match !== undefined ? { match: JSON.stringify(patch.match) } : {}),
-        ...(action !== undefined ? { action: JSON.stringify(action) } : {}),
-      })
-      .where('id', '=', id)
-      .returning(['id', 'name', 'kind', 'match', 'action', 'enabled'])
-      .executeTakeFirstOrThrow();
+    const row = await updateTriageRuleRow(tx, id, {
+      ...(patch.name !== undefined ? { name: patch.name } : {}),
+      ...(patch.enabled !== undefined ? { enabled: patch.enabled } : {}),
+      ...(patch.match !== undefined ? { match: JSON.stringify(patch.match) } : {}),
+      ...(action !== undefined ? { action: JSON.stringify(action) } : {}),
+    });
     await appendAudit(tx, auth.tenant.id, {
       actor: actor(auth),
       action: 'triage_rule.updated',
@@ -152,12 +138,7 @@ export async function deleteTriageRule(
 ): Promise<void> {
   refuseBuiltIn(deps, id);
   await deps.db.transaction().execute(async (tx) => {
-    const row = await tx
-      .deleteFrom('triage_rules')
-      .where('tenant_id', '=', auth.tenant.id)
-      .where('id', '=', id)
-      .returning(['id', 'name', 'kind'])
-      .executeTakeFirst();
+    const row = await deleteTriageRuleRow(tx, auth.tenant.id, id);
     if (!row) throw new NotFound(`no triage rule ${id}`);
     await appendAudit(tx, auth.tenant.id, {
       actor: actor(auth),

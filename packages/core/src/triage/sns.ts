@@ -1,9 +1,10 @@
 import { X509Certificate, verify as verifySignature } from 'node:crypto';
 import { get as httpsGet } from 'node:https';
 import { z } from 'zod';
-import { sql, type Db } from '@opsi/db';
+import type { Db } from '@opsi/db';
 import { appendAudit, type AuditInput } from '../audit';
 import { BadRequest, Forbidden } from '../errors';
+import { installSnsTool, lockSnsSettings, mergeSnsSettings } from './repository';
 
 // Amazon SNS as AWS delivers it over HTTP(S) (decisions.md "Wave 3"). Written here rather than taken from
 // `sns-validator` (aws-js-sns-message-validator 0.3.5, the maintained npm package): it signs an
@@ -225,23 +226,8 @@ export async function recordSnsSubscription(
 ): Promise<SnsSubscription> {
   const at = new Date().toISOString();
   return db.transaction().execute(async (tx) => {
-    await tx
-      .insertInto('tenant_tools')
-      .values({
-        tenant_id: tenantId,
-        tool_id: 'cloudwatch_sns',
-        settings: JSON.stringify({}),
-        installed_by: 'sns',
-      })
-      .onConflict((oc) => oc.columns(['tenant_id', 'tool_id']).doNothing())
-      .execute();
-    const row = await tx
-      .selectFrom('tenant_tools')
-      .select('settings')
-      .where('tenant_id', '=', tenantId)
-      .where('tool_id', '=', 'cloudwatch_sns')
-      .forUpdate()
-      .executeTakeFirstOrThrow();
+    await installSnsTool(tx, tenantId);
+    const row = await lockSnsSettings(tx, tenantId);
     const list = Array.isArray(row.settings.subscriptions)
       ? (row.settings.subscriptions as SnsSubscription[])
       : [];
@@ -263,15 +249,7 @@ export async function recordSnsSubscription(
             unsubscribed_at: at,
           };
     const subscriptions = [...list.filter((s) => s.topic_arn !== m.TopicArn), entry];
-    await tx
-      .updateTable('tenant_tools')
-      .set({
-        settings: sql`settings || ${JSON.stringify({ subscriptions })}::jsonb`,
-        updated_at: new Date(),
-      })
-      .where('tenant_id', '=', tenantId)
-      .where('tool_id', '=', 'cloudwatch_sns')
-      .execute();
+    await mergeSnsSettings(tx, tenantId, JSON.stringify({ subscriptions }));
     await appendAudit(tx, tenantId, {
       actor,
       action: entry.status === 'confirmed' ? 'sns.subscription_confirmed' : 'sns.unsubscribed',

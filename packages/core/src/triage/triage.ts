@@ -1,4 +1,4 @@
-import { sql, type Db, type TriageAction } from '@opsi/db';
+import type { Db, TriageAction } from '@opsi/db';
 import { nodesByArn } from '../incidents';
 import { enqueueDeliveries } from '../integrations';
 import { GroupCommit } from '../group-commit';
@@ -14,6 +14,19 @@ import {
   type TriageDecision,
 } from './pipeline';
 import { normalizeInventoryAlert, type NormalizedAlert } from './normalize';
+import {
+  countEnabledRules,
+  countOpenAlerts,
+  findBatchDecisions,
+  findLastEventAt,
+  findOpenTriageIncidents,
+  findPipelineStats,
+  findTenantRules,
+  findTriageEvents,
+  findUntriagedInventoryAlerts,
+  insertInboxAlerts,
+  readBatchState,
+} from './repository';
 
 /** What admission reserved for a batch's job (its place among the tenants' jobs), passed to its enqueue. */
 export type Admitted = { priority: number } | undefined;
@@ -70,11 +83,7 @@ export function createTriageIntake(deps: TriageIntakeDeps) {
       const admitted = await deps.admit?.(tenantId);
       const all = requests.flat();
       const batchId = crypto.randomUUID();
-      const inserted = await deps.db
-        .insertInto('triage_inbox')
-        .values(all.map((a) => ({ tenant_id: tenantId, batch_id: batchId, alert: JSON.stringify(a) })))
-        .returning('id')
-        .execute();
+      const inserted = await insertInboxAlerts(deps.db, tenantId, batchId, all);
       // Ids come from one sequence in the order of the rows: ascending ids are the alerts' order.
       const ids = inserted.map((r) => Number(r.id)).sort((x, y) => x - y);
       const hold = setTimeout(release, deps.holdMs ?? 1000);
@@ -155,27 +164,11 @@ export async function processAlertBatch(
  * the worker's and Postgres's CPU under load.
  */
 async function readBatch(deps: TriageDeps, tenantId: string, batchId: string, inboxIds?: number[]) {
-  const ofIds = inboxIds?.length ? sql`and id in (${sql.join(inboxIds)})` : sql``;
-  const { rows } = await sql<{
-    inbox: Array<{ id: number; alert: NormalizedAlert }>;
-    rules: Array<Omit<TriageRuleView, 'built_in'>>;
-    latest: LatestEvent[];
-  }>`
-    with b as (
-      select id, alert from triage_inbox
-      where tenant_id = ${tenantId} and batch_id = ${batchId} and processed_at is null ${ofIds})
-    select
-      (select coalesce(json_agg(json_build_object('id', id, 'alert', alert) order by id), '[]') from b) as inbox,
-      (select coalesce(json_agg(json_build_object('id', id, 'name', name, 'kind', kind, 'match', match,
-          'action', action, 'enabled', enabled) order by created_at, id), '[]')
-        from triage_rules where tenant_id = ${tenantId} and enabled) as rules,
-      (select coalesce(json_agg(json_build_object('id', id, 'fingerprint', fingerprint,
-          'incident_id', incident_id, 'first_at', first_at, 'last_at', last_at)), '[]')
-        from (select distinct on (fingerprint) id, fingerprint, incident_id, first_at, last_at
-          from triage_events
-          where tenant_id = ${tenantId} and fingerprint in (select alert->>'fingerprint' from b)
-          order by fingerprint, last_at desc) e) as latest`.execute(deps.db);
-  const { inbox, rules, latest } = rows[0]!;
+  const { inbox, rules, latest } = await readBatchState<
+    NormalizedAlert,
+    Omit<TriageRuleView, 'built_in'>,
+    LatestEvent
+  >(deps.db, tenantId, batchId, inboxIds);
   return { rows: inbox, rules: withBuiltInRules(deps, rules), latest };
 }
 
@@ -186,15 +179,7 @@ async function readBatch(deps: TriageDeps, tenantId: string, batchId: string, in
  */
 export async function notifyIncidentsOpened(deps: TriageDeps, tenantId: string, incidentIds: string[]) {
   if (!deps.notify || !incidentIds.length) return 0;
-  const open = await deps.db
-    .selectFrom('incidents')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('id', 'in', incidentIds)
-    .where('source', '=', 'triage')
-    .where('status', '!=', 'resolved')
-    .orderBy('created_at')
-    .execute();
+  const open = await findOpenTriageIncidents(deps.db, tenantId, incidentIds);
   let queued = 0;
   for (const i of open)
     queued += (
@@ -212,15 +197,7 @@ export async function notifyIncidentsOpened(deps: TriageDeps, tenantId: string, 
 
 /** The decisions of a batch, in the order its alerts came (pending ones are left out). */
 export async function batchDecisions(db: Db, tenantId: string, batchId: string): Promise<TriageDecision[]> {
-  const rows = await db
-    .selectFrom('triage_inbox as b')
-    .leftJoin('triage_events as e', 'e.id', 'b.event_id')
-    .select(['b.id', 'b.event_id', 'b.action', 'e.incident_id'])
-    .where('b.tenant_id', '=', tenantId)
-    .where('b.batch_id', '=', batchId)
-    .where('b.processed_at', 'is not', null)
-    .orderBy('b.id')
-    .execute();
+  const rows = await findBatchDecisions(db, tenantId, batchId);
   return rows.map((r) => ({
     inbox_id: Number(r.id),
     event_id: Number(r.event_id),
@@ -234,25 +211,7 @@ export async function batchDecisions(db: Db, tenantId: string, batchId: string):
  * once (its reference is written in the decision's transaction).
  */
 export async function triageInventoryAlerts(deps: TriageDeps, tenantId: string) {
-  const events = await deps.db
-    .selectFrom('inventory_events as e')
-    .select(['e.id', 'e.name', 'e.at', 'e.fingerprint', 'e.severity', 'e.service', 'e.arns', 'e.payload'])
-    .where('e.tenant_id', '=', tenantId)
-    .where('e.kind', '=', 'alert')
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('triage_refs as r')
-            .select('r.ref')
-            .whereRef('r.tenant_id', '=', 'e.tenant_id')
-            .where('r.ref', '=', sql<string>`'inventory:' || e.id`),
-        ),
-      ),
-    )
-    .orderBy('e.at')
-    .orderBy('e.id')
-    .limit(10_000)
-    .execute();
+  const events = await findUntriagedInventoryAlerts(deps.db, tenantId);
   const counts: Record<string, number> = {};
   const opened: string[] = [];
   const rules = events.length ? await rulesFor(deps, tenantId) : [];
@@ -273,28 +232,7 @@ export async function triageInventoryAlerts(deps: TriageDeps, tenantId: string) 
 
 /** Triage events, newest first, each with its resource as a graph node. */
 export async function listTriageEvents(db: Db, tenantId: string, limit: number) {
-  const rows = await db
-    .selectFrom('triage_events')
-    .select([
-      'id',
-      'at',
-      'source',
-      'fingerprint',
-      'title',
-      'severity',
-      'arn',
-      'action',
-      'incident_id',
-      'count',
-      'first_at',
-      'last_at',
-      'status',
-    ])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+  const rows = await findTriageEvents(db, tenantId, limit);
   const nodes = await nodesByArn(
     db,
     tenantId,
@@ -310,38 +248,10 @@ export async function triageOverview(
 ) {
   const since = new Date(Date.now() - 24 * 3600_000);
   const [stats, open, rules, last] = await Promise.all([
-    deps.db
-      .selectFrom('triage_events')
-      .select([
-        sql<number>`coalesce(sum(count), 0)::int`.as('received'),
-        sql<number>`coalesce(sum(count - 1), 0)::int`.as('deduplicated'),
-        sql<number>`coalesce(sum(count) filter (where action = 'suppressed'), 0)::int`.as('suppressed'),
-        sql<number>`count(*) filter (where action = 'correlated')::int`.as('correlated'),
-        sql<number>`count(*) filter (where action = 'incident_opened')::int`.as('incidents_opened'),
-      ])
-      .where('tenant_id', '=', tenantId)
-      .where('at', '>=', since)
-      .executeTakeFirstOrThrow(),
-    deps.db
-      .selectFrom('triage_events as t')
-      .leftJoin('incidents as i', 'i.id', 't.incident_id')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('t.tenant_id', '=', tenantId)
-      .where('t.status', '=', 'firing')
-      .where('t.action', '<>', 'suppressed')
-      .where((eb) => eb.or([eb('i.id', 'is', null), eb('i.status', '<>', 'resolved')]))
-      .executeTakeFirstOrThrow(),
-    deps.db
-      .selectFrom('triage_rules')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('tenant_id', '=', tenantId)
-      .where('enabled', '=', true)
-      .executeTakeFirstOrThrow(),
-    deps.db
-      .selectFrom('triage_events')
-      .select(sql<Date | null>`max(at)`.as('at'))
-      .where('tenant_id', '=', tenantId)
-      .executeTakeFirstOrThrow(),
+    findPipelineStats(deps.db, tenantId, since),
+    countOpenAlerts(deps.db, tenantId),
+    countEnabledRules(deps.db, tenantId),
+    findLastEventAt(deps.db, tenantId),
   ]);
   return {
     pipeline: stats,
@@ -356,12 +266,6 @@ export async function listTriageRules(
   deps: Pick<TriageDeps, 'db' | 'dedupeWindowMinutes' | 'correlationWindowMinutes'>,
   tenantId: string,
 ) {
-  const own = await deps.db
-    .selectFrom('triage_rules')
-    .select(['id', 'name', 'kind', 'match', 'action', 'enabled'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('created_at')
-    .orderBy('id')
-    .execute();
+  const own = await findTenantRules(deps.db, tenantId);
   return [...own.map((r) => ({ ...r, built_in: false })), ...builtInRules(deps)];
 }
