@@ -3,6 +3,19 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+/** The domains of @opsi/core whose SQL is all in their repository (the rule below keeps it there). */
+const SQL_IN_REPOSITORY = [
+  'agent-sessions',
+  'audit',
+  'identity',
+  'incidents',
+  'integrations',
+  'knowledge',
+  'plans',
+  'reports',
+  'triage',
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -27,6 +40,32 @@ export default tseslint.config(
       'no-restricted-syntax': [
         'error',
         { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' },
+      ],
+    },
+  },
+  {
+    // In @opsi/core a domain's SQL is written in its repository only (docs/architecture.md, "Core by
+    // domain"): no query builder call and no `sql` template in its rules. Tests set up and inspect state
+    // with their own SQL.
+    files: [`packages/core/src/{${SQL_IN_REPOSITORY.join(',')}}/**/*.ts`],
+    ignores: ['**/repository.ts', '**/repository/**', '**/*.test.ts', '**/test/**'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'ExportDefaultDeclaration', message: 'Named exports only.' },
+        {
+          selector:
+            'CallExpression[callee.property.name=/^(selectFrom|insertInto|updateTable|deleteFrom|mergeInto|replaceInto)$/]',
+          message: "A domain's SQL goes in its repository.ts.",
+        },
+        {
+          selector: "TaggedTemplateExpression[tag.name='sql']",
+          message: "A domain's SQL goes in its repository.ts.",
+        },
+        {
+          selector: "MemberExpression[object.name='sql']",
+          message: "A domain's SQL goes in its repository.ts.",
+        },
       ],
     },
   },
