@@ -1,26 +1,15 @@
-import { activeFindingStatuses, sql, type Db } from '@opsi/db';
-import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
+import type { Db } from '@opsi/db';
 import { NotFound } from '../errors';
 import { blastRadius } from './analysis';
 import { computeHealth, HEALTH, type Health } from './health';
 import { loadGraph } from './load';
 import { wireNode, type InfraGraph } from './model';
+import { findLastCompletedScan, findOpenFindingResources, searchResources } from './repository';
 import { computeRisks, type OpenFinding } from './risks';
-
-const ACTIVE = ACTIVE_FINDING_STATUSES;
 
 /** The tenant's open (active) findings, one row per finding and resource. */
 export async function openFindingsOf(db: Db, tenantId: string): Promise<OpenFinding[]> {
-  return db
-    .selectFrom('finding_resources as fr')
-    .innerJoin('findings as f', 'f.id', 'fr.finding_id')
-    .select(['f.id', 'fr.arn', 'f.check_id', 'f.severity', 'f.domain', 'f.title'])
-    .where('fr.tenant_id', '=', tenantId)
-    .where('f.tenant_id', '=', tenantId)
-    .where('f.status', 'in', ACTIVE)
-    .orderBy('f.severity_rank', 'desc')
-    .orderBy('f.id')
-    .execute();
+  return findOpenFindingResources(db, tenantId);
 }
 
 /** A node of the graph by our id, its ARN or its native id; another tenant's or an unknown one is 404. */
@@ -35,14 +24,7 @@ export async function graphSummary(db: Db, tenantId: string) {
   const [g, findings, scan] = await Promise.all([
     loadGraph(db, tenantId),
     openFindingsOf(db, tenantId),
-    db
-      .selectFrom('inventory_scans')
-      .select('finished_at')
-      .where('tenant_id', '=', tenantId)
-      .where('status', '=', 'completed')
-      .orderBy('finished_at', 'desc')
-      .limit(1)
-      .executeTakeFirst(),
+    findLastCompletedScan(db, tenantId),
   ]);
   const by_type: Record<string, number> = {};
   for (const n of g.nodes) by_type[n.type] = (by_type[n.type] ?? 0) + 1;
@@ -79,33 +61,8 @@ export async function searchGraph(
 ) {
   const pattern = `%${likeEscape(o.q.toLowerCase())}%`;
   const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(o.q);
-  const rows = await sql<{
-    id: string;
-    arn: string;
-    native_id: string;
-    type: string;
-    name: string | null;
-    account_id: string;
-    region: string;
-    open_findings: number;
-  }>`
-    with hits as (
-      select r.id, r.tenant_id, r.arn, r.native_id, r.type, r.name, r.account_id, r.region,
-        (lower(r.native_id) = ${o.q.toLowerCase()} or lower(coalesce(r.name, '')) = ${o.q.toLowerCase()} or r.arn = ${o.q}) as exact
-      from resources r
-      where r.tenant_id = ${tenantId} and r.deleted_at is null
-        and (${isUuid ? sql`r.id = ${o.q}::uuid or ` : sql``}
-             lower(r.arn || ' ' || r.native_id || ' ' || coalesce(r.name, '') || ' ' || r.tags::text) like ${pattern})
-        ${o.type ? sql`and r.type = ${o.type}` : sql``}
-      order by exact desc, r.name nulls last, r.arn
-      limit ${o.limit}
-    )
-    -- open findings counted for the page only, not for every match
-    select h.id, h.arn, h.native_id, h.type, h.name, h.account_id, h.region,
-      (select count(distinct fr.finding_id)::int from finding_resources fr join findings f on f.id = fr.finding_id
-        where fr.tenant_id = h.tenant_id and fr.arn = h.arn and f.status in ${activeFindingStatuses}) as open_findings
-    from hits h order by h.exact desc, h.name nulls last, h.arn`.execute(db);
-  return { results: rows.rows };
+  const rows = await searchResources(db, tenantId, o, pattern, isUuid);
+  return { results: rows };
 }
 
 /** GET /graph/blast-radius: the resource and everything impacted within `depth`, with paths. */

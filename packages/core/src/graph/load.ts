@@ -1,6 +1,7 @@
 import { sql, type Db } from '@opsi/db';
 import { inferEdges } from './infer';
 import { InfraGraph, type GraphEdge, type GraphNodeData } from './model';
+import { findGraphEdges, findGraphResources, findLatestSnapshot } from './repository';
 
 /** The attributes each type keeps in the graph: what inference and analysis read, nothing more. */
 const FACTS: Record<string, string[]> = {
@@ -57,38 +58,15 @@ const factsSql = sql.raw(
 
 /** The latest snapshot of a tenant (what the current inventory is), or null before the first scan. */
 export async function latestSnapshot(db: Db, tenantId: string) {
-  const row = await db
-    .selectFrom('inventory_snapshots')
-    .select(['id', 'observed_at'])
-    .where('tenant_id', '=', tenantId)
-    .orderBy('observed_at', 'desc')
-    .orderBy('taken_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  const row = await findLatestSnapshot(db, tenantId);
   return row ?? null;
 }
 
 /** Reads a tenant's current inventory and builds its graph (stored edges, then the inferred ones). */
 export async function buildGraphFromDb(db: Db, tenantId: string, snapshotId: string | null = null) {
   const [resources, edges] = await Promise.all([
-    sql<{
-      id: string;
-      arn: string;
-      native_id: string;
-      type: string;
-      name: string | null;
-      account_id: string;
-      region: string;
-      availability_zone: string | null;
-      service: string | null;
-      classification: string | null;
-      facts: Record<string, unknown> | null;
-    }>`select id, arn, native_id, type, name, account_id, region, availability_zone,
-         tags->>'service' as service, tags->>'DataClassification' as classification, ${factsSql} as facts
-       from resources where tenant_id = ${tenantId} and deleted_at is null order by arn`.execute(db),
-    sql<{ from_arn: string; to_arn: string; kind: string; source: string; confidence: number }>`
-      select from_arn, to_arn, kind, source, confidence from resource_edges
-      where tenant_id = ${tenantId} order by from_arn, to_arn, kind`.execute(db),
+    findGraphResources(db, tenantId, factsSql),
+    findGraphEdges(db, tenantId),
   ]);
   const nodes: GraphNodeData[] = resources.rows;
   const index = new Map<string, number>();

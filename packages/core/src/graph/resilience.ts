@@ -3,6 +3,14 @@ import { PaymentRequired } from '../errors';
 import { openFindingsOf, risksToWire } from './graph.service';
 import { buildGraphFromDb, latestSnapshot } from './load';
 import { wireNode, type InfraGraph } from './model';
+import {
+  deleteOldResilienceRuns,
+  findLatestReadyResilienceRun,
+  findLatestResilienceRun,
+  insertResilienceRun,
+  markResilienceRunFailed,
+  markResilienceRunReady,
+} from './repository';
 import { computeRisks } from './risks';
 import { computeScenarios, type ResilienceFinding } from './scenarios';
 
@@ -62,16 +70,7 @@ function hypotheses(g: InfraGraph): number {
  */
 export async function runResilience(db: Db, tenantId: string, opts: { scanId?: string | undefined } = {}) {
   const snapshot = await latestSnapshot(db, tenantId);
-  const run = await db
-    .insertInto('resilience_runs')
-    .values({
-      tenant_id: tenantId,
-      snapshot_id: snapshot?.id ?? null,
-      scan_id: opts.scanId ?? null,
-      status: 'computing',
-    })
-    .returning(['id', 'started_at'])
-    .executeTakeFirstOrThrow();
+  const run = await insertResilienceRun(db, tenantId, snapshot?.id ?? null, opts.scanId ?? null);
   const started = Date.now();
   try {
     const g = await buildGraphFromDb(db, tenantId, snapshot?.id ?? null);
@@ -85,67 +84,29 @@ export async function runResilience(db: Db, tenantId: string, opts: { scanId?: s
       load_ms: loadedMs,
       compute_ms: Date.now() - started - loadedMs,
     };
-    const done = await db
-      .updateTable('resilience_runs')
-      .set({
-        status: 'ready',
-        finished_at: new Date(),
-        scenarios: hypotheses(g),
-        findings: JSON.stringify(findings),
-        risks: JSON.stringify(risks),
-        stats: JSON.stringify(stats),
-      })
-      .where('id', '=', run.id)
-      .returning(['id', 'status', 'scenarios', 'finished_at'])
-      .executeTakeFirstOrThrow();
+    const done = await markResilienceRunReady(db, run.id, {
+      scenarios: hypotheses(g),
+      findings: JSON.stringify(findings),
+      risks: JSON.stringify(risks),
+      stats: JSON.stringify(stats),
+    });
     // Keep the last few runs of the tenant, for a look back; the API reads only the latest ready one.
-    await db
-      .deleteFrom('resilience_runs')
-      .where('tenant_id', '=', tenantId)
-      .where('started_at', '<', run.started_at)
-      .where(
-        'id',
-        'not in',
-        db
-          .selectFrom('resilience_runs')
-          .select('id')
-          .where('tenant_id', '=', tenantId)
-          .orderBy('started_at', 'desc')
-          .limit(5),
-      )
-      .execute();
+    await deleteOldResilienceRuns(db, tenantId, run.started_at);
     return { ...done, findings: findings.length, risks: risks.length, stats };
   } catch (e) {
-    await db
-      .updateTable('resilience_runs')
-      .set({ status: 'failed', finished_at: new Date(), error: (e as Error).message.slice(0, 2000) })
-      .where('id', '=', run.id)
-      .execute();
+    await markResilienceRunFailed(db, run.id, (e as Error).message.slice(0, 2000));
     throw e;
   }
 }
 
 async function latestReady(db: Db, tenantId: string) {
-  return db
-    .selectFrom('resilience_runs')
-    .select(['id', 'finished_at', 'scenarios', 'findings', 'snapshot_id'])
-    .where('tenant_id', '=', tenantId)
-    .where('status', '=', 'ready')
-    .orderBy('started_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
+  return findLatestReadyResilienceRun(db, tenantId);
 }
 
 /** GET /resilience/status: ready (a run describes the inventory), computing (one is running), or no_data. */
 export async function resilienceStatus(db: Db, tenantId: string) {
   const [latest, ready] = await Promise.all([
-    db
-      .selectFrom('resilience_runs')
-      .select(['status', 'started_at'])
-      .where('tenant_id', '=', tenantId)
-      .orderBy('started_at', 'desc')
-      .limit(1)
-      .executeTakeFirst(),
+    findLatestResilienceRun(db, tenantId),
     latestReady(db, tenantId),
   ]);
   const computing = latest?.status === 'computing' && latest.started_at.getTime() > Date.now() - 3_600_000;

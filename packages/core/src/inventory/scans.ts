@@ -1,4 +1,4 @@
-import { sql, type Db } from '@opsi/db';
+import type { Db } from '@opsi/db';
 import {
   createDemoConnector,
   DemoCommandError,
@@ -24,6 +24,29 @@ import {
   terraformSourcesOf,
   type TerraformStateInput,
 } from './terraform-states';
+import {
+  advanceDemoDays,
+  deleteTerraformStatesOfConnection,
+  findActiveScan,
+  findConnection,
+  findConnectionForUpdate,
+  findConnectionOfTenant,
+  findDemoEnvironment,
+  findOtherRunningScan,
+  findScan,
+  findScanById,
+  hasSnapshot,
+  insertScan,
+  lockConnection,
+  markScanCompleted,
+  markScanFailed,
+  markScanRunning,
+  updateDemoCommands,
+  updateScanProgress,
+  upsertConnection,
+  upsertDemoEnvironment,
+  upsertTerraformState,
+} from './repository';
 
 export type ConnectInput =
   | { kind: 'demo'; seed?: number; size?: DemoSize; epoch?: string }
@@ -55,25 +78,11 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
     config = { profile: input.profile, regions: input.regions };
   }
   return db.transaction().execute(async (tx) => {
-    const previous = await tx
-      .selectFrom('cloud_connections')
-      .select(['id', 'kind'])
-      .where('tenant_id', '=', tenantId)
-      .forUpdate()
-      .executeTakeFirst();
-    const connection = await tx
-      .insertInto('cloud_connections')
-      .values({ tenant_id: tenantId, kind: input.kind, config: JSON.stringify(config) })
-      .onConflict((oc) =>
-        oc
-          .column('tenant_id')
-          .doUpdateSet({ kind: input.kind, config: JSON.stringify(config), updated_at: new Date() }),
-      )
-      .returning(['id', 'tenant_id', 'kind', 'config', 'created_at', 'updated_at'])
-      .executeTakeFirstOrThrow();
+    const previous = await findConnectionForUpdate(tx, tenantId);
+    const connection = await upsertConnection(tx, tenantId, input.kind, JSON.stringify(config));
     // Another kind replaces the connection, and with it the states it read.
     if (previous && (previous.kind !== 'terraform_state' || input.kind !== 'terraform_state'))
-      await tx.deleteFrom('terraform_states').where('connection_id', '=', previous.id).execute();
+      await deleteTerraformStatesOfConnection(tx, previous.id);
     if (state) {
       const { sourceName } = await import('@opsi/inventory/terraform');
       const values = {
@@ -83,17 +92,11 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
         config: JSON.stringify(state.source),
         ...readColumns(state.read),
       };
-      await tx
-        .insertInto('terraform_states')
-        .values(values)
-        .onConflict((oc) =>
-          oc.columns(['tenant_id', 'source']).doUpdateSet({
-            connection_id: values.connection_id,
-            config: values.config,
-            ...readColumns(state.read),
-          }),
-        )
-        .execute();
+      await upsertTerraformState(tx, values, {
+        connection_id: values.connection_id,
+        config: values.config,
+        ...readColumns(state.read),
+      });
     }
     if (input.kind === 'demo') {
       const values = {
@@ -104,32 +107,14 @@ export async function connectEnvironment(db: Db, tenantId: string, input: Connec
         day: 0,
         commands: '[]',
       };
-      await tx
-        .insertInto('demo_environments')
-        .values(values)
-        .onConflict((oc) =>
-          oc.column('tenant_id').doUpdateSet({
-            seed: values.seed,
-            size: values.size,
-            epoch: values.epoch,
-            day: 0,
-            commands: '[]',
-            updated_at: new Date(),
-          }),
-        )
-        .execute();
+      await upsertDemoEnvironment(tx, values);
     }
     return connection;
   });
 }
 
 export async function demoSpec(db: Db, tenantId: string, forUpdate = false): Promise<DemoSpec> {
-  let q = db
-    .selectFrom('demo_environments')
-    .select(['seed', 'size', 'epoch', 'day', 'commands'])
-    .where('tenant_id', '=', tenantId);
-  if (forUpdate) q = q.forUpdate();
-  const env = await q.executeTakeFirst();
+  const env = await findDemoEnvironment(db, tenantId, forUpdate);
   if (!env) throw new NotFound('This tenant has no demo environment: run env connect --demo first.');
   return {
     seed: env.seed,
@@ -155,14 +140,7 @@ export async function execDemoCommand(db: Db, tenantId: string, command: string)
       if (e instanceof DemoCommandError) throw new BadRequest(`An error occurred (${e.code}): ${e.message}`);
       throw e;
     }
-    await tx
-      .updateTable('demo_environments')
-      .set({
-        commands: JSON.stringify([...spec.commands, { day: spec.day, command }]),
-        updated_at: new Date(),
-      })
-      .where('tenant_id', '=', tenantId)
-      .execute();
+    await updateDemoCommands(tx, tenantId, JSON.stringify([...spec.commands, { day: spec.day, command }]));
     return { ...applied, day: spec.day };
   });
 }
@@ -171,12 +149,7 @@ export async function execDemoCommand(db: Db, tenantId: string, command: string)
 export async function advanceDemo(db: Db, tenantId: string, days: number) {
   if (!Number.isInteger(days) || days < 1 || days > 365)
     throw new BadRequest('--days must be a whole number from 1 to 365');
-  const env = await db
-    .updateTable('demo_environments')
-    .set((eb) => ({ day: eb('day', '+', days), updated_at: new Date() }))
-    .where('tenant_id', '=', tenantId)
-    .returning(['seed', 'size', 'epoch', 'day'])
-    .executeTakeFirst();
+  const env = await advanceDemoDays(db, tenantId, days);
   if (!env) throw new NotFound('This tenant has no demo environment: run env connect --demo first.');
   const epoch = String(env.epoch).slice(0, 10);
   return {
@@ -186,7 +159,6 @@ export async function advanceDemo(db: Db, tenantId: string, days: number) {
   };
 }
 
-const SCAN_SUMMARY = ['id', 'tenant_id', 'status', 'phase', 'created_at'] as const;
 /** A running scan older than this no longer counts as running (runScan lets another start then). */
 const RUNNING_SCAN_STALE_MS = 3_600_000;
 
@@ -204,35 +176,14 @@ export async function requestScan(
   options: { reuseActive?: boolean } = {},
 ) {
   const { scan, reused } = await db.transaction().execute(async (tx) => {
-    let q = tx.selectFrom('cloud_connections').select('id').where('tenant_id', '=', tenantId);
     // The connection's row lock makes "find an active scan, else record one" atomic per tenant.
-    if (options.reuseActive) q = q.forUpdate();
-    const connection = await q.executeTakeFirst();
+    const connection = await findConnectionOfTenant(tx, tenantId, !!options.reuseActive);
     if (!connection) throw new Conflict('This tenant has no connected environment: run env connect first.');
     if (options.reuseActive) {
-      const active = await tx
-        .selectFrom('inventory_scans')
-        .select(SCAN_SUMMARY)
-        .where('tenant_id', '=', tenantId)
-        .where((eb) =>
-          eb.or([
-            eb('status', '=', 'queued'),
-            eb.and([
-              eb('status', '=', 'running'),
-              eb('started_at', '>', new Date(Date.now() - RUNNING_SCAN_STALE_MS)),
-            ]),
-          ]),
-        )
-        .orderBy('created_at', 'desc')
-        .limit(1)
-        .executeTakeFirst();
+      const active = await findActiveScan(tx, tenantId, new Date(Date.now() - RUNNING_SCAN_STALE_MS));
       if (active) return { scan: active, reused: true };
     }
-    const created = await tx
-      .insertInto('inventory_scans')
-      .values({ tenant_id: tenantId, connection_id: connection.id, requested_by: requestedBy })
-      .returning(SCAN_SUMMARY)
-      .executeTakeFirstOrThrow();
+    const created = await insertScan(tx, tenantId, connection.id, requestedBy);
     return { scan: created, reused: false };
   });
   if (producer)
@@ -246,25 +197,7 @@ export async function requestScan(
 }
 
 export function getScan(db: Db, tenantId: string, scanId: string) {
-  return db
-    .selectFrom('inventory_scans')
-    .select([
-      'id',
-      'tenant_id',
-      'status',
-      'phase',
-      'counts',
-      'error',
-      'partial',
-      'warnings',
-      'snapshot_id',
-      'created_at',
-      'started_at',
-      'finished_at',
-    ])
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', scanId)
-    .executeTakeFirst();
+  return findScan(db, tenantId, scanId);
 }
 
 /** What a scan does besides syncing, and who watches it. */
@@ -364,34 +297,21 @@ async function connectorFor(
  * queue retries it later) and the sync itself holds the connection's row lock.
  */
 export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
-  const scan = await db.selectFrom('inventory_scans').selectAll().where('id', '=', scanId).executeTakeFirst();
+  const scan = await findScanById(db, scanId);
   if (!scan) throw new NotFound(`no scan ${scanId}`);
   if (scan.status === 'completed') return scan;
   const tenantId = scan.tenant_id;
   // Check and claim under the connection's row lock, so two scans cannot both see "none running".
   await db.transaction().execute(async (tx) => {
-    await sql`select 1 from cloud_connections where id = ${scan.connection_id} for update`.execute(tx);
-    const other = await tx
-      .selectFrom('inventory_scans')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .where('status', '=', 'running')
-      .where('id', '!=', scanId)
-      .where('started_at', '>', new Date(Date.now() - RUNNING_SCAN_STALE_MS)) // a scan dead for an hour no longer blocks
-      .executeTakeFirst();
+    await lockConnection(tx, scan.connection_id);
+    const other = await findOtherRunningScan(
+      tx,
+      tenantId,
+      scanId,
+      new Date(Date.now() - RUNNING_SCAN_STALE_MS),
+    );
     if (other) throw new ScanBusy(other.id);
-    await tx
-      .updateTable('inventory_scans')
-      .set({
-        status: 'running',
-        phase: 'collecting',
-        started_at: new Date(),
-        error: null,
-        partial: false,
-        warnings: '[]',
-      })
-      .where('id', '=', scanId)
-      .execute();
+    await markScanRunning(tx, scanId);
   });
   const counts: Record<string, number> = {};
   let lastWrite = 0;
@@ -399,18 +319,10 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
     hooks.onProgress?.(phase, counts);
     if (!force && Date.now() - lastWrite < 500) return;
     lastWrite = Date.now();
-    await db
-      .updateTable('inventory_scans')
-      .set({ phase, counts: JSON.stringify(counts) })
-      .where('id', '=', scanId)
-      .execute();
+    await updateScanProgress(db, scanId, phase, JSON.stringify(counts));
   };
   try {
-    const connection = await db
-      .selectFrom('cloud_connections')
-      .select(['id', 'kind', 'config'])
-      .where('id', '=', scan.connection_id)
-      .executeTakeFirstOrThrow();
+    const connection = await findConnection(db, scan.connection_id);
     const book = await PriceBook.load(db);
     const { collect, backfill, afterCollect } = await connectorFor(
       db,
@@ -421,12 +333,7 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
       book,
     );
     const target = { tenantId, connectionId: connection.id, scanId };
-    const firstScan = !(await db
-      .selectFrom('inventory_snapshots')
-      .select('id')
-      .where('tenant_id', '=', tenantId)
-      .limit(1)
-      .executeTakeFirst());
+    const firstScan = !(await hasSnapshot(db, tenantId));
     if (firstScan) {
       for (const past of backfill()) {
         await progress('recording history', true);
@@ -467,32 +374,15 @@ export async function runScan(db: Db, scanId: string, hooks: ScanHooks = {}) {
       await progress('detecting', true);
       Object.assign(counts, await detect(db, tenantId, sync, scanId));
     }
-    return await db
-      .updateTable('inventory_scans')
-      .set({
-        status: 'completed',
-        phase: 'done',
-        counts: JSON.stringify(counts),
-        // Some of the connection could not be read: what was read is synced, the rest kept as it was.
-        partial: warnings.length > 0 || (inventory.unread?.length ?? 0) > 0,
-        warnings: JSON.stringify(warnings),
-        snapshot_id: sync.snapshotId,
-        finished_at: new Date(),
-      })
-      .where('id', '=', scanId)
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    return await markScanCompleted(db, scanId, {
+      counts: JSON.stringify(counts),
+      // Some of the connection could not be read: what was read is synced, the rest kept as it was.
+      partial: warnings.length > 0 || (inventory.unread?.length ?? 0) > 0,
+      warnings: JSON.stringify(warnings),
+      snapshot_id: sync.snapshotId,
+    });
   } catch (e) {
-    await db
-      .updateTable('inventory_scans')
-      .set({
-        status: 'failed',
-        phase: 'failed',
-        error: (e as Error).message.slice(0, 2000),
-        finished_at: new Date(),
-      })
-      .where('id', '=', scanId)
-      .execute();
+    await markScanFailed(db, scanId, (e as Error).message.slice(0, 2000));
     throw e;
   }
 }

@@ -6,6 +6,13 @@ import type {
   TerraformStateSource,
 } from '@opsi/inventory/terraform';
 import { BadRequest, NotFound } from '../errors';
+import {
+  deleteTerraformState,
+  findTerraformSources,
+  findTerraformStates,
+  markTerraformStateFailed,
+  updateTerraformStateRead,
+} from './repository';
 
 /** How `env connect` names a Terraform state: a file, or an S3 backend's `s3://bucket/key`. */
 export type TerraformStateInput =
@@ -34,25 +41,6 @@ export interface TerraformStateView {
   /** Other managed resources left out, by reason (deposed, duplicate, parent_not_in_state). */
   skipped_other: Record<string, number>;
 }
-
-const VIEW_COLUMNS = [
-  'source',
-  'config',
-  'format',
-  'format_version',
-  'terraform_version',
-  'serial',
-  'lineage',
-  'last_read_at',
-  'last_modified',
-  'last_error',
-  'last_error_at',
-  'managed_count',
-  'resource_count',
-  'tainted_count',
-  'unsupported_by_type',
-  'skipped_by_reason',
-] as const;
 
 /** Checks the input and names the source; an unusable one is a 400 that changes nothing. */
 export async function terraformSourceOf(input: TerraformStateInput): Promise<TerraformStateSource> {
@@ -125,13 +113,7 @@ export function readColumns(r: TerraformStateReadResult) {
 
 /** The connection's states in the order they were connected (the first holds a shared resource). */
 export async function listTerraformStates(db: Db, tenantId: string): Promise<TerraformStateView[]> {
-  const rows = await db
-    .selectFrom('terraform_states')
-    .select(VIEW_COLUMNS)
-    .where('tenant_id', '=', tenantId)
-    .orderBy('created_at')
-    .orderBy('source')
-    .execute();
+  const rows = await findTerraformStates(db, tenantId);
   return rows.map((r) => ({
     source: r.source,
     kind: r.config.kind === 's3' ? 's3' : 'file',
@@ -155,13 +137,7 @@ export async function listTerraformStates(db: Db, tenantId: string): Promise<Ter
 
 /** The sources a scan reads, in connection order. */
 export async function terraformSourcesOf(db: Db, connectionId: string) {
-  const rows = await db
-    .selectFrom('terraform_states')
-    .select(['id', 'source', 'config'])
-    .where('connection_id', '=', connectionId)
-    .orderBy('created_at')
-    .orderBy('source')
-    .execute();
+  const rows = await findTerraformSources(db, connectionId);
   return rows.map((r) => ({ id: r.id, name: r.source, source: r.config as unknown as TerraformStateSource }));
 }
 
@@ -176,20 +152,10 @@ export async function recordTerraformReads(
   failure: { source: string; message: string } | null,
 ) {
   for (const r of reads) {
-    await db
-      .updateTable('terraform_states')
-      .set(readColumns(r))
-      .where('connection_id', '=', connectionId)
-      .where('source', '=', r.source)
-      .execute();
+    await updateTerraformStateRead(db, connectionId, r.source, readColumns(r));
   }
   if (failure)
-    await db
-      .updateTable('terraform_states')
-      .set({ last_error: failure.message.slice(0, 2000), last_error_at: new Date(), updated_at: new Date() })
-      .where('connection_id', '=', connectionId)
-      .where('source', '=', failure.source)
-      .execute();
+    await markTerraformStateFailed(db, connectionId, failure.source, failure.message.slice(0, 2000));
 }
 
 /**
@@ -199,12 +165,7 @@ export async function recordTerraformReads(
 export async function removeTerraformState(db: Db, tenantId: string, input: TerraformStateInput) {
   const { sourceName } = await import('@opsi/inventory/terraform');
   const source = sourceName(await terraformSourceOf(input));
-  const removed = await db
-    .deleteFrom('terraform_states')
-    .where('tenant_id', '=', tenantId)
-    .where('source', '=', source)
-    .returning('source')
-    .executeTakeFirst();
+  const removed = await deleteTerraformState(db, tenantId, source);
   if (!removed) throw new NotFound(`This tenant has no Terraform state ${source}.`);
   return { removed: removed.source, states: await listTerraformStates(db, tenantId) };
 }

@@ -1,7 +1,14 @@
-import { sql, type Db } from '@opsi/db';
+import type { Db } from '@opsi/db';
 import { blastRadius } from '../graph';
 import { loadGraph } from '../graph';
-import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
+import {
+  findActiveFindingsOn,
+  findInstanceSecurityGroups,
+  findLastCloudTrailEvents,
+  findLiveResourceRows,
+  findSnapshotTimes,
+  type LiveKeys,
+} from './repository';
 
 /** A live resource of the tenant's inventory, as plan review joins it. */
 export interface LiveResource {
@@ -18,50 +25,12 @@ export interface LiveResource {
   monthly_cost: number | null;
 }
 
-export interface LiveKeys {
-  addresses: string[];
-  arns: string[];
-  ids: string[];
-  names: string[];
-}
+export type { LiveKeys } from './repository';
 
 /** The tenant's live resources that any of the keys name: Terraform address, ARN, native id or name. */
 export async function findLiveCandidates(db: Db, tenantId: string, keys: LiveKeys): Promise<LiveResource[]> {
   if (!keys.addresses.length && !keys.arns.length && !keys.ids.length && !keys.names.length) return [];
-  const rows = await db
-    .selectFrom('resources')
-    .select([
-      'id',
-      'arn',
-      'type',
-      'native_id',
-      'name',
-      'account_id',
-      'region',
-      'availability_zone',
-      'tags',
-      'attributes',
-      'monthly_cost',
-    ])
-    .where('tenant_id', '=', tenantId)
-    .where('deleted_at', 'is', null)
-    .where((eb) =>
-      eb.or([
-        ...(keys.addresses.length
-          ? [
-              eb(
-                sql<string>`attributes->>'terraform_address'`,
-                '=',
-                sql<string>`any(${keys.addresses}::text[])`,
-              ),
-            ]
-          : []),
-        ...(keys.arns.length ? [eb('arn', '=', sql<string>`any(${keys.arns}::text[])`)] : []),
-        ...(keys.ids.length ? [eb('native_id', '=', sql<string>`any(${keys.ids}::text[])`)] : []),
-        ...(keys.names.length ? [eb('name', '=', sql<string>`any(${keys.names}::text[])`)] : []),
-      ]),
-    )
-    .execute();
+  const rows = await findLiveResourceRows(db, tenantId, keys);
   return rows.map((r) => ({
     ...r,
     tags: (r.tags ?? {}) as Record<string, string>,
@@ -133,30 +102,14 @@ export interface OpenFinding {
 /** The tenant's active findings (open, acknowledged, in progress) on any of the resources. */
 export async function findOpenFindings(db: Db, tenantId: string, arns: string[]): Promise<OpenFinding[]> {
   if (!arns.length) return [];
-  return db
-    .selectFrom('findings as f')
-    .innerJoin('finding_resources as fr', (j) =>
-      j.onRef('fr.finding_id', '=', 'f.id').on('fr.tenant_id', '=', tenantId),
-    )
-    .select(['f.id', 'f.check_id', 'f.title', 'f.severity', 'fr.arn'])
-    .where('f.tenant_id', '=', tenantId)
-    .where('f.status', 'in', ACTIVE_FINDING_STATUSES)
-    .where('fr.arn', '=', sql<string>`any(${arns}::text[])`)
-    .orderBy('f.severity_rank', 'desc')
-    .orderBy('f.id')
-    .execute();
+  return findActiveFindingsOn(db, tenantId, arns);
 }
 
 /** Security groups (by group id) that a live instance uses. */
 export async function findGroupsInUse(db: Db, tenantId: string, groupIds: string[]): Promise<Set<string>> {
   if (!groupIds.length) return new Set();
-  const rows = await sql<{ group_id: string }>`
-    select distinct g->>'group_id' as group_id
-    from resources i, jsonb_array_elements(coalesce(i.attributes->'security_groups', '[]'::jsonb)) g
-    where i.tenant_id = ${tenantId} and i.type = 'aws_ec2_instance' and i.deleted_at is null
-      and coalesce(i.attributes->>'instance_state', 'running') not in ('terminated', 'shutting-down')
-      and g->>'group_id' = any(${groupIds}::text[])`.execute(db);
-  return new Set(rows.rows.map((r) => r.group_id));
+  const rows = await findInstanceSecurityGroups(db, tenantId, groupIds);
+  return new Set(rows.map((r) => r.group_id));
 }
 
 /** The newest snapshot time of each database (by identifier) and volume (by id). */
@@ -166,15 +119,8 @@ export async function findLatestSnapshots(
   sources: string[],
 ): Promise<Map<string, string>> {
   if (!sources.length) return new Map();
-  const rows = await sql<{ source: string; at: string }>`
-    select coalesce(attributes->>'db_instance_identifier', attributes->>'volume_id') as source,
-           max(coalesce(attributes->>'snapshot_create_time', attributes->>'start_time')) as at
-    from resources
-    where tenant_id = ${tenantId} and deleted_at is null
-      and type in ('aws_rds_db_snapshot', 'aws_ebs_snapshot')
-      and coalesce(attributes->>'db_instance_identifier', attributes->>'volume_id') = any(${sources}::text[])
-    group by 1`.execute(db);
-  return new Map(rows.rows.filter((r) => r.at).map((r) => [r.source, r.at]));
+  const rows = await findSnapshotTimes(db, tenantId, sources);
+  return new Map(rows.filter((r) => r.at).map((r) => [r.source, r.at]));
 }
 
 /** The latest CloudTrail event on each resource (for drift made outside Terraform: who did it). */
@@ -184,11 +130,6 @@ export async function findLastChanges(
   arns: string[],
 ): Promise<Map<string, { at: Date; name: string; actor: string | null }>> {
   if (!arns.length) return new Map();
-  const rows = await sql<{ arn: string; at: Date; name: string; actor: string | null }>`
-    select distinct on (a.arn) a.arn, e.at, e.name, e.actor
-    from inventory_events e, unnest(e.arns) as a(arn)
-    where e.tenant_id = ${tenantId} and e.kind = 'cloudtrail' and e.arns && ${arns}::text[]
-      and a.arn = any(${arns}::text[])
-    order by a.arn, e.at desc`.execute(db);
-  return new Map(rows.rows.map((r) => [r.arn, { at: new Date(r.at), name: r.name, actor: r.actor }]));
+  const rows = await findLastCloudTrailEvents(db, tenantId, arns);
+  return new Map(rows.map((r) => [r.arn, { at: new Date(r.at), name: r.name, actor: r.actor }]));
 }

@@ -13,6 +13,16 @@ import type { JobProducer } from '@opsi/jobs';
 import { appendAudit } from '../audit';
 import { NotFound } from '../errors';
 import { requestScan, runScan } from '../inventory';
+import {
+  findFinding,
+  findFindingId,
+  findFindingResourceArns,
+  insertGroupEvent,
+  insertNotification,
+  markFindingReinvestigated,
+  markFindingResolved,
+  updateFindingDraft,
+} from './repository';
 
 export const REINVESTIGATOR = 'pulse.reinvestigator';
 
@@ -27,12 +37,7 @@ export async function requestReinvestigation(
   findingId: string,
 ) {
   if (!/^[0-9a-f-]{36}$/i.test(findingId)) throw new NotFound('No such finding.');
-  const finding = await db
-    .selectFrom('findings')
-    .select('id')
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', findingId)
-    .executeTakeFirst();
+  const finding = await findFindingId(db, tenantId, findingId);
   if (!finding) throw new NotFound('No such finding.');
   const job = await producer.enqueue(
     'pulse',
@@ -50,12 +55,7 @@ export async function requestReinvestigation(
  * appended to its trail, last_reinvestigated_at is set, and a notification says what was found.
  */
 export async function executeReinvestigation(db: Db, tenantId: string, findingId: string) {
-  const finding = await db
-    .selectFrom('findings')
-    .selectAll()
-    .where('tenant_id', '=', tenantId)
-    .where('id', '=', findingId)
-    .executeTakeFirst();
+  const finding = await findFinding(db, tenantId, findingId);
   if (!finding) return { outcome: 'gone' as const };
   const detector = detectorById(finding.check_id);
   const steps: AuditStep[] = [];
@@ -80,9 +80,7 @@ export async function executeReinvestigation(db: Db, tenantId: string, findingId
     result_hash: null,
   });
 
-  const arns = (
-    await db.selectFrom('finding_resources').select('arn').where('finding_id', '=', findingId).execute()
-  ).map((r) => r.arn);
+  const arns = (await findFindingResourceArns(db, findingId)).map((r) => r.arn);
   let rows: DetectorRow[] = [];
   if (detector && arns.length) {
     const recorded = await runRecorded(
@@ -120,28 +118,16 @@ export async function executeReinvestigation(db: Db, tenantId: string, findingId
       ),
     );
     await db.transaction().execute(async (tx) => {
-      await tx
-        .updateTable('findings')
-        .set({
-          status: 'resolved',
-          resolved_at: new Date(),
-          resolved_by: REINVESTIGATOR,
-          updated_at: new Date(),
-        })
-        .where('id', '=', findingId)
-        .execute();
-      await tx
-        .insertInto('finding_group_events')
-        .values({
-          tenant_id: tenantId,
-          group_id: finding.group_id,
-          finding_id: findingId,
-          kind: 'resolved',
-          agent: REINVESTIGATOR,
-          status: 'resolved',
-          detail: JSON.stringify({ scan_id: synced.id }),
-        })
-        .execute();
+      await markFindingResolved(tx, findingId, REINVESTIGATOR);
+      await insertGroupEvent(tx, {
+        tenant_id: tenantId,
+        group_id: finding.group_id,
+        finding_id: findingId,
+        kind: 'resolved',
+        agent: REINVESTIGATOR,
+        status: 'resolved',
+        detail: JSON.stringify({ scan_id: synced.id }),
+      });
       await appendAudit(tx, tenantId, {
         actor: { type: 'system', id: null },
         action: 'finding.status_changed',
@@ -155,18 +141,7 @@ export async function executeReinvestigation(db: Db, tenantId: string, findingId
   }
   const draft = detector ? detector.findings(rows)[0] : undefined;
   if (draft) {
-    await db
-      .updateTable('findings')
-      .set({
-        title: draft.title,
-        narrative: draft.narrative,
-        severity: draft.severity,
-        severity_rank: SEVERITY_RANK[draft.severity],
-        last_seen_at: new Date(),
-        updated_at: new Date(),
-      })
-      .where('id', '=', findingId)
-      .execute();
+    await updateFindingDraft(db, findingId, draft, SEVERITY_RANK[draft.severity]);
   }
   steps.push(
     reasoningStep(
@@ -188,20 +163,13 @@ async function finish(
 ) {
   await db.transaction().execute(async (tx) => {
     await appendSteps(tx, tenantId, finding.id, steps);
-    await tx
-      .updateTable('findings')
-      .set({ last_reinvestigated_at: new Date() })
-      .where('id', '=', finding.id)
-      .execute();
-    await tx
-      .insertInto('notifications')
-      .values({
-        tenant_id: tenantId,
-        kind: 'reinvestigation.completed',
-        title: `Reinvestigation: ${finding.title}`,
-        body: `The finding ${said}. Outcome: ${outcome}.`,
-        finding_id: finding.id,
-      })
-      .execute();
+    await markFindingReinvestigated(tx, finding.id);
+    await insertNotification(tx, {
+      tenant_id: tenantId,
+      kind: 'reinvestigation.completed',
+      title: `Reinvestigation: ${finding.title}`,
+      body: `The finding ${said}. Outcome: ${outcome}.`,
+      finding_id: finding.id,
+    });
   });
 }
