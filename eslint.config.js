@@ -7,11 +7,15 @@ import tseslint from 'typescript-eslint';
 const SQL_IN_REPOSITORY = [
   'agent-sessions',
   'audit',
+  'graph',
   'identity',
   'incidents',
   'integrations',
+  'inventory',
   'knowledge',
   'plans',
+  'plan-review',
+  'pulse',
   'reports',
   'triage',
 ];

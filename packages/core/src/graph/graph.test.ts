@@ -3,7 +3,7 @@ import { buildWorld } from '@opsi/inventory';
 import { blastRadius, simulateFailure } from './analysis';
 import { asDependency, DEPENDENCY_RULES, dependentEndSql } from './dependency';
 import { inferEdges } from './infer';
-import { factsOf } from './load';
+import { factsOf } from './facts';
 import { InfraGraph, type GraphEdge, type GraphNodeData } from './model';
 import { computeRisks, spofsOfEntry } from './risks';
 import { computeScenarios } from './scenarios';

@@ -1,7 +1,8 @@
 export * from './dependency';
 export * from './model';
 export { inferEdges } from './infer';
-export { buildGraphFromDb, factsOf, latestSnapshot, loadGraph, setGraphCacheSize } from './load';
+export { factsOf } from './facts';
+export { buildGraphFromDb, latestSnapshot, loadGraph, setGraphCacheSize } from './load';
 export * from './analysis';
 export { computeHealth, HEALTH, type Health, type HealthMap } from './health';
 export * from './risks';

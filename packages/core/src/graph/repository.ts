@@ -1,12 +1,6 @@
-import {
-  activeFindingStatuses,
-  sql,
-  type Database,
-  type Db,
-  type RawBuilder,
-  type Transaction,
-} from '@opsi/db';
+import { activeFindingStatuses, sql, type Database, type Db, type Transaction } from '@opsi/db';
 import { ACTIVE_FINDING_STATUSES } from '@opsi/contracts';
+import { FACTS } from './facts';
 
 type Tx = Db | Transaction<Database>;
 
@@ -83,8 +77,17 @@ export function findLatestSnapshot(db: Tx, tenantId: string) {
     .executeTakeFirst();
 }
 
-/** `factsSql` is the projection of a resource's attributes the graph keeps (built from load.ts's FACTS). */
-export function findGraphResources(db: Tx, tenantId: string, factsSql: RawBuilder<unknown>) {
+/** The projection of a resource's attributes the graph keeps (FACTS; `factsOf` makes the same in code). */
+const factsSql = sql.raw(
+  `case type ${Object.entries(FACTS)
+    .map(
+      ([type, keys]) =>
+        `when '${type}' then jsonb_build_object(${keys.map((k) => `'${k}', attributes->'${k}'`).join(', ')})`,
+    )
+    .join(' ')} else null end`,
+);
+
+export function findGraphResources(db: Tx, tenantId: string) {
   return sql<{
     id: string;
     arn: string;
@@ -187,4 +190,50 @@ export function findLatestResilienceRun(db: Tx, tenantId: string) {
     .orderBy('started_at', 'desc')
     .limit(1)
     .executeTakeFirst();
+}
+
+/**
+ * The inventory's changes in (from, to] after the tenant's first snapshot, each with the CloudTrail
+ * principal and event of the latest event naming it since the previous snapshot (at most 5,001 rows: one
+ * more than a page tells the caller it was truncated).
+ */
+export function findDrift(db: Tx, tenantId: string, from: Date, to: Date) {
+  return sql<{
+    id: string | null;
+    arn: string;
+    native_id: string | null;
+    type: string;
+    name: string | null;
+    account_id: string | null;
+    region: string | null;
+    change: 'created' | 'updated' | 'deleted';
+    changed_fields: string[];
+    before: unknown;
+    after: unknown;
+    observed_at: Date;
+    actor: string | null;
+    event: string | null;
+  }>`
+    with snaps as (
+      select id, observed_at, lag(observed_at) over (order by observed_at, taken_at) as prev_at,
+             row_number() over (order by observed_at, taken_at) as n
+      from inventory_snapshots where tenant_id = ${tenantId}
+    )
+    select r.id, h.arn, coalesce(r.native_id, h.after->>'native_id', h.before->>'native_id') as native_id, h.type,
+           coalesce(r.name, h.after->>'name', h.before->>'name') as name,
+           coalesce(r.account_id, h.after->>'account_id', h.before->>'account_id') as account_id,
+           coalesce(r.region, h.after->>'region', h.before->>'region') as region,
+           h.change, h.changed_fields, h.before, h.after, h.observed_at, ev.actor, ev.name as event
+    from resource_history h
+    join snaps s on s.id = h.snapshot_id and s.n > 1
+    left join resources r on r.tenant_id = h.tenant_id and r.arn = h.arn
+    left join lateral (
+      select e.actor, e.name from inventory_events e
+      where e.tenant_id = ${tenantId} and e.kind = 'cloudtrail' and e.arns @> array[h.arn]
+        and e.at <= h.observed_at and (s.prev_at is null or e.at > s.prev_at)
+      order by e.at desc, e.id desc limit 1
+    ) ev on true
+    where h.tenant_id = ${tenantId} and h.observed_at > ${from} and h.observed_at <= ${to}
+    order by h.observed_at, h.arn
+    limit 5001`.execute(db);
 }
