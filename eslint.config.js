@@ -5,6 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /** The domains of @opsi/core whose SQL is all in their repository (the rule below keeps it there). */
 const SQL_IN_REPOSITORY = [
+  'agent',
   'agent-sessions',
   'audit',
   'graph',

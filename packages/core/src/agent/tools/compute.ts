@@ -2,6 +2,7 @@
 import { z } from 'zod';
 import { DEFAULT_LIMITS, runSandboxed, savingsTotal } from '@opsi/detectors';
 import { defineTool } from '../../define-tool';
+import { findFindingSavings, findResourcesByRefs } from '../repository';
 
 export const add_up = defineTool({
   name: 'add_up',
@@ -12,32 +13,8 @@ export const add_up = defineTool({
     findings: z.array(z.string().uuid()).max(200).default([]),
   }),
   async execute(i, { db, tenantId }) {
-    const resources = i.resources.length
-      ? await db
-          .selectFrom('resources')
-          .select(['arn', 'native_id', 'name', 'type', 'monthly_cost'])
-          .where('tenant_id', '=', tenantId)
-          .where('deleted_at', 'is', null)
-          .where((eb) =>
-            eb.or([
-              eb('arn', 'in', i.resources),
-              eb('native_id', 'in', i.resources),
-              eb('name', 'in', i.resources),
-            ]),
-          )
-          .orderBy('monthly_cost', 'desc')
-          .limit(500)
-          .execute()
-      : [];
-    const findings = i.findings.length
-      ? await db
-          .selectFrom('findings')
-          .select(['id', 'title', 'estimated_savings as monthly_savings'])
-          .where('tenant_id', '=', tenantId)
-          .where('id', 'in', i.findings)
-          .orderBy('estimated_savings', 'desc')
-          .execute()
-      : [];
+    const resources = i.resources.length ? await findResourcesByRefs(db, tenantId, i.resources) : [];
+    const findings = i.findings.length ? await findFindingSavings(db, tenantId, i.findings) : [];
     // Cents, so the totals are exact.
     const cents = (v: unknown) => Math.round(Number(v ?? 0) * 100);
     const found = new Set(resources.flatMap((r) => [r.arn, r.native_id, r.name ?? '']));

@@ -1,10 +1,10 @@
 /** Agent tools: findings (the list, one in detail, the savings at stake). */
 import { z } from 'zod';
-import { sql } from '@opsi/db';
 import { getFinding, listFindings, listRecommendations, pulseOverview } from '../../pulse';
 import { isActiveFindingStatus, LIFECYCLE_STATUSES } from '@opsi/contracts';
 import { Domain, Severity, round2 } from './shared';
 import { defineTool } from '../../define-tool';
+import { findFindingIdsOnResources } from '../repository';
 
 export const list_findings = defineTool({
   name: 'list_findings',
@@ -36,16 +36,10 @@ export const list_findings = defineTool({
     });
     let active = i.status ? rows : rows.filter((r) => isActiveFindingStatus(String(r.status)));
     if (i.service || i.account_id) {
-      const matching = await db
-        .selectFrom('finding_resources as fr')
-        .innerJoin('resources as r', (j) =>
-          j.onRef('r.arn', '=', 'fr.arn').onRef('r.tenant_id', '=', 'fr.tenant_id'),
-        )
-        .select('fr.finding_id')
-        .where('fr.tenant_id', '=', tenantId)
-        .$if(Boolean(i.service), (q) => q.where(sql<string>`r.tags->>'service'`, '=', i.service!))
-        .$if(Boolean(i.account_id), (q) => q.where('r.account_id', '=', i.account_id!))
-        .execute();
+      const matching = await findFindingIdsOnResources(db, tenantId, {
+        service: i.service,
+        accountId: i.account_id,
+      });
       const ids = new Set(matching.map((m) => m.finding_id));
       active = active.filter((r) => ids.has(String(r.id)));
     }
